@@ -1,0 +1,16 @@
+// `npm test`: every test/**/*.test.ts through node:test with tsx (Node 20's --test does not expand globs).
+import { spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+
+const files = readdirSync('test', { recursive: true })
+  .map(String)
+  .filter((name) => name.endsWith('.test.ts'))
+  .map((name) => `test/${name}`)
+  .sort()
+
+if (!process.env.TANDEM_TEST_POSTGRES_URL) {
+  console.log('PostgreSQL suite did not run: set TANDEM_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run it.')
+}
+const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...process.argv.slice(2), ...files]
+const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { LOG_LEVEL: 'silent', ...process.env } })
+process.exit(run.status ?? 1)

@@ -1,0 +1,79 @@
+// /api/agents: create, list, read, update and delete agents of the caller's workspace.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import Type from 'typebox'
+import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { decodeCursor, toPage } from '../http/pagination.js'
+import { notFound } from '../http/problem.js'
+import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
+import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from './store.js'
+
+export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app.database
+
+  app.post(
+    '/agents',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'Create an agent',
+        body: CreateAgentBody,
+        response: { 201: Agent, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const agent = await insertAgent(db, request.principal.workspaceId, request.body)
+      return reply.code(201).header('location', `/api/agents/${agent.id}`).send(agent)
+    },
+  )
+
+  app.get(
+    '/agents',
+    {
+      schema: { tags: ['agents'], summary: 'List agents, oldest first', querystring: PageQuery, response: { 200: Page(Agent), ...ProblemResponses } },
+    },
+    async (request) => {
+      const limit = request.query.limit ?? 50
+      const rows = await listAgents(db, request.principal.workspaceId, limit + 1, decodeCursor(request.query.cursor))
+      return toPage(rows, limit)
+    },
+  )
+
+  app.get(
+    '/agents/:id',
+    { schema: { tags: ['agents'], summary: 'Read an agent', params: IdParams, response: { 200: Agent, ...ProblemResponses } } },
+    async (request) => {
+      const agent = await findAgent(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      if (!agent) throw notFound('Agent')
+      return agent
+    },
+  )
+
+  app.patch(
+    '/agents/:id',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'Update an agent',
+        description: 'Any subset of the create fields. `null` clears authMode, avatarAssetId, credentialId, instructions, templateId and endpointUrl; `capabilities` merges field by field; `config` is replaced whole.',
+        params: IdParams,
+        body: UpdateAgentBody,
+        response: { 200: Agent, ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const agent = await updateAgent(db, request.principal.workspaceId, request.params.id.toLowerCase(), request.body)
+      if (!agent) throw notFound('Agent')
+      return agent
+    },
+  )
+
+  app.delete(
+    '/agents/:id',
+    { schema: { tags: ['agents'], summary: 'Delete an agent', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } } },
+    async (request, reply) => {
+      const deleted = await deleteAgent(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      if (!deleted) throw notFound('Agent')
+      return reply.code(204).send(null)
+    },
+  )
+}

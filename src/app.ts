@@ -1,0 +1,72 @@
+// buildApp(config): the whole service as a Fastify instance; tests use it with inject(), main.ts listens.
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import { connect, type ConnectOptions, type Db } from './db/connect.js'
+import { migrateToLatest } from './db/migrate.js'
+import { registerAuth } from './http/auth.js'
+import { registerDocs } from './http/docs.js'
+import { registerNotFound } from './http/not-found.js'
+import { registerErrorHandler } from './http/problem.js'
+import { validatorCompiler } from './http/validation.js'
+import { newId } from './ids.js'
+import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
+import { agentRoutes } from './agents/routes.js'
+import { streamRoutes } from './streams/routes.js'
+import { healthRoutes } from './health.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    database: Db
+    config: Config
+  }
+}
+
+export interface BuildOptions {
+  connect?: ConnectOptions
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+    // Requests are logged at debug level (see below), so that the default level costs nothing per request.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
+    genReqId: () => newId(),
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const database = connect(config.databaseUrl, options.connect)
+  app.decorate('database', database)
+  app.decorate('config', config)
+  app.addHook('onClose', async () => database.close())
+
+  await migrateToLatest(database.db)
+  const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
+
+  app.setValidatorCompiler(validatorCompiler)
+  // Only JSON bodies: without the text/plain parser any other media type is a 415.
+  app.removeContentTypeParser('text/plain')
+  registerErrorHandler(app)
+  registerNotFound(app)
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  if (config.logLevel === 'debug' || config.logLevel === 'trace') {
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request')
+    })
+  }
+
+  await registerDocs(app)
+  await app.register(healthRoutes)
+  await app.register(
+    async (api) => {
+      registerAuth(api, { mode: config.auth, db: database, defaultWorkspaceId })
+      await api.register(agentRoutes)
+      await api.register(streamRoutes)
+    },
+    { prefix: '/api' },
+  )
+  return app
+}

@@ -1,0 +1,87 @@
+// Environment → typed configuration. A bad value stops start-up with one line naming the variable.
+import { isIP } from 'node:net'
+
+export type AuthMode = 'local' | 'required'
+
+export type DrafterConfig =
+  | { kind: 'builtin' }
+  | { kind: 'anthropic'; model: string }
+  | { kind: 'mistral'; model: string }
+  | { kind: 'openai-compatible'; baseURL: string; model: string }
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string
+  auth: AuthMode
+  drafter: DrafterConfig
+  drafterTimeoutMs: number
+  logLevel: string
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true
+  if (isIP(host) === 4) return host.startsWith('127.')
+  return host === '::1'
+}
+
+function parseInteger(variable: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(variable, `must be a whole number from ${min} to ${max}, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+function parseDatabaseUrl(raw: string): string {
+  if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw
+  if (/^postgres(ql)?:\/\//.test(raw) && URL.canParse(raw)) return raw
+  throw new ConfigError('DATABASE_URL', `must be sqlite:<path>, sqlite::memory: or postgres://user:pass@host:port/db, got "${raw}"`)
+}
+
+export function parseDrafter(raw: string): DrafterConfig {
+  if (raw === 'builtin') return { kind: 'builtin' }
+  const colon = raw.indexOf(':')
+  const kind = colon === -1 ? raw : raw.slice(0, colon)
+  const rest = colon === -1 ? '' : raw.slice(colon + 1)
+  if ((kind === 'anthropic' || kind === 'mistral') && rest.length > 0) return { kind, model: rest }
+  if (kind === 'openai-compatible') {
+    const hash = rest.lastIndexOf('#')
+    const baseURL = hash === -1 ? '' : rest.slice(0, hash)
+    const model = hash === -1 ? '' : rest.slice(hash + 1)
+    if (/^https?:\/\//.test(baseURL) && URL.canParse(baseURL) && model.length > 0) return { kind, baseURL, model }
+  }
+  throw new ConfigError(
+    'TANDEM_DRAFTER',
+    `must be builtin, anthropic:<model>, mistral:<model> or openai-compatible:<baseURL>#<model>, got "${raw}"`,
+  )
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.HOST ?? '127.0.0.1'
+  const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
+  if (auth !== 'local' && auth !== 'required') {
+    throw new ConfigError('TANDEM_AUTH', `must be local or required, got "${auth}"`)
+  }
+  const logLevel = env.LOG_LEVEL ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+  }
+  return {
+    port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
+    host,
+    databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db'),
+    auth,
+    drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
+    drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
+    logLevel,
+  }
+}

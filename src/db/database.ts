@@ -1,0 +1,11 @@
+// The database as Kysely sees it: one table interface per table, each owned by its feature's store.
+import type { ApiKeyTable, WorkspaceTable } from '../workspaces/store.js'
+import type { AgentTable } from '../agents/store.js'
+import type { StreamTable } from '../streams/store.js'
+
+export interface Database {
+  workspaces: WorkspaceTable
+  api_keys: ApiKeyTable
+  agents: AgentTable
+  streams: StreamTable
+}

@@ -1,0 +1,49 @@
+// Authentication for every /api route: a Bearer API key, or — in `local` mode only — no header
+// from a loopback peer, which acts as the local admin of the `default` workspace.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isIP } from 'node:net'
+import type { AuthMode } from '../config.js'
+import type { Db } from '../db/connect.js'
+import { findPrincipalByKey, type Principal } from '../workspaces/store.js'
+import { AppError } from './problem.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal
+  }
+}
+
+/** The principal id of the local admin (a fixed UUIDv7-shaped id, so that authorship is stable). */
+export const LOCAL_ADMIN_ID = '00000000-0000-7000-8000-000000000001'
+
+/** The socket's peer, never a forwarded header: X-Forwarded-For is not trusted. */
+export function isLoopbackPeer(address: string | undefined): boolean {
+  if (!address) return false
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address
+  if (isIP(v4) === 4) return v4.startsWith('127.')
+  return address === '::1'
+}
+
+function unauthorized(detail: string): AppError {
+  return new AppError('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="tandem"' })
+}
+
+export function registerAuth(app: FastifyInstance, options: { mode: AuthMode; db: Db; defaultWorkspaceId: string }): void {
+  const localAdmin: Principal = { workspaceId: options.defaultWorkspaceId, principalId: LOCAL_ADMIN_ID, role: 'admin' }
+  app.decorateRequest('principal', null as unknown as Principal)
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const header = request.headers.authorization
+    if (header === undefined) {
+      if (options.mode === 'local' && isLoopbackPeer(request.socket.remoteAddress)) {
+        request.principal = localAdmin
+        return
+      }
+      throw unauthorized('Send an API key as Authorization: Bearer <key>.')
+    }
+    const match = /^Bearer +(\S+) *$/i.exec(header)
+    if (!match) throw unauthorized('The Authorization header must be "Bearer <key>".')
+    const principal = await findPrincipalByKey(options.db.db, match[1] as string)
+    if (!principal) throw unauthorized('The API key is not valid or has been revoked.')
+    request.principal = principal
+  })
+}

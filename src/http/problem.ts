@@ -1,0 +1,161 @@
+// The one error class of the service and the handler that turns every failure into RFC 9457 problem details.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ErrorObject } from 'ajv'
+import type { Problem } from './schemas.js'
+
+const KINDS = {
+  'validation-error': { status: 400, title: 'Your request is not valid' },
+  'malformed-json': { status: 400, title: 'The body is not valid JSON' },
+  unauthorized: { status: 401, title: 'Authentication required' },
+  forbidden: { status: 403, title: 'You may not change this resource' },
+  'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'precondition-failed': { status: 412, title: 'The resource has changed' },
+  'payload-too-large': { status: 413, title: 'The body is too large' },
+  'unsupported-media-type': { status: 415, title: 'The body must be application/json' },
+  unprocessable: { status: 422, title: 'The request cannot be carried out' },
+  'idempotency-key-reused': { status: 422, title: 'The idempotency key was used with another request' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  'internal-error': { status: 500, title: 'Internal server error' },
+  'bad-gateway': { status: 502, title: 'The model returned an unusable answer' },
+  'service-unavailable': { status: 503, title: 'Service unavailable' },
+  'gateway-timeout': { status: 504, title: 'The model did not answer in time' },
+} as const
+
+export type ProblemKind = keyof typeof KINDS
+export type FieldError = { pointer: string; detail: string }
+
+export const PROBLEM_TYPE_BASE = 'urn:tandem:problem:'
+
+export function problemKinds(): Array<{ type: string; status: number; title: string }> {
+  return Object.entries(KINDS).map(([kind, { status, title }]) => ({ type: PROBLEM_TYPE_BASE + kind, status, title }))
+}
+
+export class AppError extends Error {
+  readonly status: number
+  constructor(
+    readonly kind: ProblemKind,
+    detail: string,
+    readonly errors?: FieldError[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail)
+    this.name = 'AppError'
+    this.status = KINDS[kind].status
+  }
+}
+
+export function notFound(what: string): AppError {
+  return new AppError('not-found', `${what} was not found`)
+}
+
+export function toProblem(kind: ProblemKind, detail: string, errors?: FieldError[]): Problem {
+  const problem: Problem = { type: PROBLEM_TYPE_BASE + kind, title: KINDS[kind].title, status: KINDS[kind].status, detail }
+  if (errors && errors.length > 0) problem.errors = errors
+  return problem
+}
+
+const PART_PREFIX: Record<string, string> = { body: '', params: '/path', querystring: '/query', headers: '/headers' }
+
+function describe(error: ErrorObject): { pointer: string; detail: string } {
+  const at = error.instancePath
+  switch (error.keyword) {
+    case 'required':
+      return { pointer: `${at}/${error.params.missingProperty}`, detail: 'is required' }
+    case 'additionalProperties':
+      return { pointer: `${at}/${error.params.additionalProperty}`, detail: 'is not an allowed property' }
+    case 'enum':
+      return { pointer: at, detail: `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}` }
+    case 'const':
+      return { pointer: at, detail: `must be ${JSON.stringify(error.params.allowedValue)}` }
+    case 'pattern':
+    case 'format':
+      return { pointer: at, detail: error.parentSchema?.description ? `must be ${error.parentSchema.description}` : `must match format ${error.params.format ?? error.params.pattern}` }
+    case 'minLength':
+      return { pointer: at, detail: `must be at least ${error.params.limit} characters long (Unicode code points)` }
+    case 'maxLength':
+      return { pointer: at, detail: `must be at most ${error.params.limit} characters long (Unicode code points)` }
+    case 'minItems':
+      return { pointer: at, detail: `must have at least ${error.params.limit} items` }
+    case 'maxItems':
+      return { pointer: at, detail: `must have at most ${error.params.limit} items` }
+    case 'minProperties':
+      return { pointer: at, detail: `must have at least ${error.params.limit} propert${error.params.limit === 1 ? 'y' : 'ies'}` }
+    case 'type':
+      return { pointer: at, detail: `must be ${[error.params.type].flat().join(' or ')}` }
+    default:
+      return { pointer: at, detail: error.message ?? 'is not valid' }
+  }
+}
+
+/** Ajv errors → field errors, one per offending location, in document order of appearance. */
+export function fieldErrors(validation: ErrorObject[], part: string): FieldError[] {
+  const prefix = PART_PREFIX[part] ?? ''
+  const seen = new Set<string>()
+  const result: FieldError[] = []
+  for (const error of validation) {
+    // `if`/`anyOf` wrappers repeat what their branches already said.
+    if (error.keyword === 'if' || error.keyword === 'anyOf' || error.keyword === 'oneOf') continue
+    const { pointer, detail } = describe(error)
+    const key = `${prefix}${pointer}\u0000${detail}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    result.push({ pointer: prefix + pointer, detail })
+  }
+  return result
+}
+
+function sendProblem(reply: FastifyReply, problem: Problem, headers?: Record<string, string>): FastifyReply {
+  if (headers) reply.headers(headers)
+  return reply.code(problem.status).type('application/problem+json; charset=utf-8').send(problem)
+}
+
+function classify(error: FastifyError): { kind: ProblemKind; detail: string; errors?: FieldError[] } | null {
+  if (error.validation) {
+    const errors = fieldErrors(error.validation as ErrorObject[], error.validationContext ?? 'body')
+    const where = error.validationContext === 'querystring' ? 'query string' : error.validationContext === 'params' ? 'path' : 'body'
+    return { kind: 'validation-error', detail: `The ${where} has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors }
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { kind: 'unsupported-media-type', detail: 'Send the body with Content-Type: application/json.' }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { kind: 'payload-too-large', detail: 'The body must be at most 1 MiB (1048576 bytes).' }
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { kind: 'malformed-json', detail: 'The body is empty; send a JSON object.' }
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { kind: 'malformed-json', detail: 'The Content-Length does not match the body.' }
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { kind: 'malformed-json', detail: 'The body is not valid JSON.' }
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON|prototype|constructor/i.test(error.message))) {
+    return { kind: 'malformed-json', detail: /prototype|constructor/i.test(error.message) ? 'The body may not use __proto__ or constructor.prototype keys.' : 'The body is not valid JSON.' }
+  }
+  if (error.statusCode === 413) return { kind: 'payload-too-large', detail: 'The request is too large.' }
+  if (error.statusCode === 415) return { kind: 'unsupported-media-type', detail: 'Send the body with Content-Type: application/json.' }
+  return null
+}
+
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) {
+      return sendProblem(reply, toProblem(error.kind, error.message, error.errors), error.headers)
+    }
+    const known = classify(error)
+    if (known) return sendProblem(reply, toProblem(known.kind, known.detail, known.errors))
+    if (error.statusCode === 429) {
+      return sendProblem(reply, toProblem('rate-limited', error.message), { 'retry-after': String(reply.getHeader('retry-after') ?? 1) })
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      request.log.info({ err: error }, 'client error without a problem kind')
+      return sendProblem(reply, {
+        type: PROBLEM_TYPE_BASE + 'bad-request',
+        title: 'Bad request',
+        status: error.statusCode,
+        detail: error.message,
+      })
+    }
+    request.log.error({ err: error, reqId: request.id }, 'unhandled error')
+    return sendProblem(reply, toProblem('internal-error', `Something went wrong on our side; quote request id ${request.id} when reporting it.`))
+  })
+}

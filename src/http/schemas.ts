@@ -1,0 +1,62 @@
+// Schema pieces shared by every feature: identifiers, timestamps, pages and problem details.
+import Type, { type TSchema, type Static } from 'typebox'
+
+// Spec 2.1: versions 1–8 with variant 8/9/a/b, the nil UUID or the max UUID, any case.
+export const UUID_PATTERN =
+  '^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}' +
+  '|00000000-0000-0000-0000-000000000000|[fF]{8}-[fF]{4}-[fF]{4}-[fF]{4}-[fF]{12})$'
+
+export const Uuid = Type.String({ pattern: UUID_PATTERN, description: 'a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case)' })
+
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000'
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' })
+
+/** A value that is always present in responses, `null` when unset. */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()])
+}
+
+export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false })
+
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+)
+export type PageQuery = Static<typeof PageQuery>
+
+export function Page<T extends TSchema>(item: T) {
+  return Type.Object({ data: Type.Array(item), nextCursor: Nullable(Type.String()) })
+}
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.Optional(Type.String()),
+    errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
+  },
+  { description: 'RFC 9457 problem details' },
+)
+export type Problem = Static<typeof Problem>
+
+/** Problem responses that every `/api` route can send. */
+export const ProblemResponses = {
+  400: Problem,
+  401: Problem,
+  404: Problem,
+  413: Problem,
+  415: Problem,
+  429: Problem,
+  500: Problem,
+}
+
+/** A string limited to a fixed list of values. */
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
+}

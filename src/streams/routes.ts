@@ -1,0 +1,40 @@
+// /api/streams: create, list and read streams of the caller's workspace.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { decodeCursor, toPage } from '../http/pagination.js'
+import { notFound } from '../http/problem.js'
+import { CreateStreamBody, Stream } from './schemas.js'
+import { findStream, insertStream, listStreams } from './store.js'
+
+export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app.database
+
+  app.post(
+    '/streams',
+    { schema: { tags: ['streams'], summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
+    async (request, reply) => {
+      const stream = await insertStream(db, request.principal.workspaceId, request.body)
+      return reply.code(201).header('location', `/api/streams/${stream.id}`).send(stream)
+    },
+  )
+
+  app.get(
+    '/streams',
+    { schema: { tags: ['streams'], summary: 'List streams, oldest first', querystring: PageQuery, response: { 200: Page(Stream), ...ProblemResponses } } },
+    async (request) => {
+      const limit = request.query.limit ?? 50
+      const rows = await listStreams(db, request.principal.workspaceId, limit + 1, decodeCursor(request.query.cursor))
+      return toPage(rows, limit)
+    },
+  )
+
+  app.get(
+    '/streams/:id',
+    { schema: { tags: ['streams'], summary: 'Read a stream', params: IdParams, response: { 200: Stream, ...ProblemResponses } } },
+    async (request) => {
+      const stream = await findStream(db, request.principal.workspaceId, request.params.id)
+      if (!stream) throw notFound('Stream')
+      return stream
+    },
+  )
+}

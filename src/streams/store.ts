@@ -1,0 +1,45 @@
+// Stream storage, scoped to one workspace. Other features ask here whether a stream exists.
+import type { Kysely, Selectable } from 'kysely'
+import type { Database } from '../db/database.js'
+import { newId, now } from '../ids.js'
+import { notFound } from '../http/problem.js'
+import type { CreateStreamBody, Stream } from './schemas.js'
+
+export interface StreamTable {
+  id: string
+  workspace_id: string
+  name: string
+  description: string | null
+  created_at: string
+}
+
+type StreamRow = Selectable<StreamTable>
+
+function toStream(row: StreamRow): Stream {
+  return { id: row.id, name: row.name, description: row.description, createdAt: row.created_at }
+}
+
+export async function insertStream(db: Kysely<Database>, workspaceId: string, body: CreateStreamBody): Promise<Stream> {
+  const row: StreamRow = { id: newId(), workspace_id: workspaceId, name: body.name, description: body.description ?? null, created_at: now() }
+  await db.insertInto('streams').values(row).execute()
+  return toStream(row)
+}
+
+export async function findStream(db: Kysely<Database>, workspaceId: string, id: string): Promise<Stream | undefined> {
+  const row = await db.selectFrom('streams').selectAll().where('id', '=', id.toLowerCase()).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  return row && toStream(row)
+}
+
+/** The stream, or a 404 problem: for routes nested under a stream. */
+export async function requireStream(db: Kysely<Database>, workspaceId: string, id: string): Promise<Stream> {
+  const stream = await findStream(db, workspaceId, id)
+  if (!stream) throw notFound('Stream')
+  return stream
+}
+
+export async function listStreams(db: Kysely<Database>, workspaceId: string, limit: number, after?: string): Promise<Stream[]> {
+  let query = db.selectFrom('streams').selectAll().where('workspace_id', '=', workspaceId)
+  if (after) query = query.where('id', '>', after)
+  const rows = await query.orderBy('id').limit(limit).execute()
+  return rows.map(toStream)
+}

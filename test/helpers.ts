@@ -1,0 +1,80 @@
+// Test helpers: build the app on a real database — a fresh SQLite file, or a fresh PostgreSQL schema —
+// once per dialect. PostgreSQL runs when TANDEM_TEST_POSTGRES_URL is set; TANDEM_TEST_DIALECT narrows.
+import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { loadConfig, type Config } from '../src/config.js'
+
+export type Dialect = 'sqlite' | 'postgres'
+
+const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
+
+export function dialects(): Dialect[] {
+  const all: Dialect[] = POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
+  const only = process.env.TANDEM_TEST_DIALECT
+  return only ? all.filter((d) => d === only) : all
+}
+
+async function adminQuery(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+
+export interface TestDatabase {
+  url: string
+  schema?: string
+  drop(): Promise<void>
+}
+
+/** A fresh, empty database: a new SQLite file, or a new PostgreSQL schema. */
+export async function freshDatabase(dialect: Dialect): Promise<TestDatabase> {
+  const name = `t_${randomBytes(6).toString('hex')}`
+  if (dialect === 'sqlite') {
+    const file = join(tmpdir(), `tandem-${name}.db`)
+    const drop = async () => {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
+    }
+    return { url: `sqlite:${file}`, drop }
+  }
+  if (!POSTGRES_URL) throw new Error('TANDEM_TEST_POSTGRES_URL is not set')
+  await adminQuery(`create schema ${name}`)
+  return { url: POSTGRES_URL, schema: name, drop: () => adminQuery(`drop schema ${name} cascade`) }
+}
+
+export async function build(dialect: Dialect, env: Record<string, string> = {}): Promise<FastifyInstance> {
+  const database = await freshDatabase(dialect)
+  const config: Config = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env, DATABASE_URL: database.url })
+  const app = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 } })
+  app.addHook('onClose', async () => {
+    await database.drop()
+  })
+  await app.ready()
+  return app
+}
+
+/** `app.inject` with a JSON body. */
+export function send(app: FastifyInstance, method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}) {
+  return app.inject({
+    method,
+    url,
+    ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }),
+    ...(body === undefined ? { headers } : {}),
+  })
+}
+
+/** The JSON Pointers of a problem response's `errors`. */
+export function pointers(response: { json(): unknown }): string[] {
+  const problem = response.json() as { errors?: Array<{ pointer: string }> }
+  return (problem.errors ?? []).map((e) => e.pointer).sort()
+}
+
+export const repeat = (char: string, count: number) => char.repeat(count)
