@@ -41,7 +41,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('config', config)
   app.addHook('onClose', async () => database.close())
 
-  await migrateToLatest(database.db)
+  await migrateToLatest(database)
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
 
   app.setValidatorCompiler(validatorCompiler)

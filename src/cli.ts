@@ -32,7 +32,7 @@ async function run(argv: string[]): Promise<void> {
   }
   const database = connect(config.databaseUrl)
   try {
-    const applied = await migrateToLatest(database.db)
+    const applied = await migrateToLatest(database)
     await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
     if (command === 'migrate') {
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date')

@@ -11,6 +11,8 @@ export type DialectName = 'sqlite' | 'postgres'
 export interface Db {
   db: Kysely<Database>
   dialect: DialectName
+  /** PostgreSQL only: the schema worked in, when not the default search path. */
+  schema?: string
   close(): Promise<void>
 }
 
@@ -59,7 +61,7 @@ function openPostgres(url: string, options: ConnectOptions): Db {
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', close: () => db.destroy() }
+  return { db, dialect: 'postgres', schema: options.schema, close: () => db.destroy() }
 }
 
 export function connect(url: string, options: ConnectOptions = {}): Db {

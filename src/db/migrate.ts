@@ -1,7 +1,7 @@
 // Applies the migrations (in code, so they work from tsx and from dist/ alike).
-import { Migrator, type Migration, type MigrationProvider, type Kysely } from 'kysely'
+import { Migrator, type Migration, type MigrationProvider } from 'kysely'
 import * as initial from './migrations/0001_initial.js'
-import type { Database } from './database.js'
+import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
@@ -9,8 +9,9 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
-export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider })
+export async function migrateToLatest(database: Db): Promise<string[]> {
+  // Kysely looks its bookkeeping tables up across all schemas: name ours when we work in one.
+  const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

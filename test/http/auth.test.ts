@@ -1,0 +1,96 @@
+// Authentication and workspaces: keys, the local loopback rule, and isolation between workspaces.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { build, dialects, send } from '../helpers.js'
+import { createApiKey, ensureWorkspace, revokeApiKey } from '../../src/workspaces/store.js'
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+
+for (const dialect of dialects()) {
+  describe(`auth, local mode (${dialect})`, () => {
+    let app: FastifyInstance
+    before(async () => {
+      app = await build(dialect, { TANDEM_AUTH: 'local' })
+    })
+    after(() => app.close())
+
+    it('lets a loopback peer without a header act as the local admin of default', async () => {
+      for (const remoteAddress of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) {
+        const res = await app.inject({ method: 'GET', url: '/api/agents', remoteAddress })
+        assert.equal(res.statusCode, 200, remoteAddress)
+      }
+    })
+
+    it('refuses any other peer without a key, whatever X-Forwarded-For claims', async () => {
+      for (const remoteAddress of ['10.0.0.7', '192.168.1.2', '::2', '::ffff:10.0.0.1']) {
+        const res = await app.inject({ method: 'GET', url: '/api/agents', remoteAddress, headers: { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' } })
+        assert.equal(res.statusCode, 401, remoteAddress)
+        assert.equal(res.json().type, 'urn:tandem:problem:unauthorized')
+        assert.match(String(res.headers['www-authenticate']), /^Bearer/)
+      }
+    })
+
+    it('a bad key is 401 even from loopback', async () => {
+      for (const authorization of ['Bearer tdm_nope', 'Bearer ', 'Basic dXNlcjpwYXNz', 'tdm_abc']) {
+        const res = await app.inject({ method: 'GET', url: '/api/agents', headers: { authorization } })
+        assert.equal(res.statusCode, 401, authorization)
+      }
+    })
+
+    it('health and docs need no key', async () => {
+      for (const url of ['/healthz', '/readyz', '/openapi.json']) {
+        assert.equal((await app.inject({ method: 'GET', url, remoteAddress: '10.0.0.7' })).statusCode, 200, url)
+      }
+    })
+  })
+
+  describe(`auth, required mode and workspaces (${dialect})`, () => {
+    let app: FastifyInstance
+    let alice: string
+    let bob: string
+    before(async () => {
+      app = await build(dialect, { TANDEM_AUTH: 'required' })
+      const db = app.database.db
+      alice = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'alice', role: 'member' })).key
+      bob = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'other'), name: 'bob', role: 'admin' })).key
+    })
+    after(() => app.close())
+
+    it('demands a key on every /api request, loopback included', async () => {
+      for (const [method, url] of [['GET', '/api/agents'], ['POST', '/api/agents'], ['GET', '/api/streams'], ['DELETE', '/api/agents/01890a5d-ac96-774b-bcce-b302099a8057']] as const) {
+        const res = await app.inject({ method, url, remoteAddress: '127.0.0.1' })
+        assert.equal(res.statusCode, 401, `${method} ${url}`)
+      }
+      assert.equal((await send(app, 'GET', '/api/agents', undefined, bearer(alice))).statusCode, 200)
+      assert.equal((await send(app, 'GET', '/api/agents', undefined, { authorization: `bearer  ${alice}` })).statusCode, 200, 'scheme is case-insensitive')
+    })
+
+    it('stores only a hash of each key', async () => {
+      const rows = await app.database.db.selectFrom('api_keys').selectAll().execute()
+      const dump = JSON.stringify(rows)
+      assert.ok(!dump.includes(alice) && !dump.includes(alice.slice(4)), 'the key itself is not stored')
+      for (const row of rows) assert.match(row.key_hash, /^[0-9a-f]{64}$/)
+    })
+
+    it("hides another workspace's agents and streams behind 404", async () => {
+      const agent = (await send(app, 'POST', '/api/agents', { name: 'alice-agent' }, bearer(alice))).json()
+      const stream = (await send(app, 'POST', '/api/streams', { name: 'alice-stream' }, bearer(alice))).json()
+      assert.equal((await send(app, 'GET', `/api/agents/${agent.id}`, undefined, bearer(bob))).statusCode, 404)
+      assert.equal((await send(app, 'PATCH', `/api/agents/${agent.id}`, { name: 'stolen' }, bearer(bob))).statusCode, 404)
+      assert.equal((await send(app, 'DELETE', `/api/agents/${agent.id}`, undefined, bearer(bob))).statusCode, 404)
+      assert.equal((await send(app, 'GET', `/api/streams/${stream.id}`, undefined, bearer(bob))).statusCode, 404)
+      const bobsList = (await send(app, 'GET', '/api/agents', undefined, bearer(bob))).json()
+      assert.ok(!bobsList.data.some((a: { id: string }) => a.id === agent.id))
+      assert.equal((await send(app, 'GET', `/api/agents/${agent.id}`, undefined, bearer(alice))).json().name, 'alice-agent')
+    })
+
+    it('a revoked key is 401 at once', async () => {
+      const db = app.database.db
+      const created = await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'temp', role: 'member' })
+      assert.equal((await send(app, 'GET', '/api/agents', undefined, bearer(created.key))).statusCode, 200)
+      assert.equal(await revokeApiKey(db, created.id), true)
+      assert.equal((await send(app, 'GET', '/api/agents', undefined, bearer(created.key))).statusCode, 401)
+    })
+  })
+}
