@@ -2,7 +2,9 @@
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 
-const files = readdirSync('test', { recursive: true })
+const chosen = process.argv.slice(2).filter((arg) => arg.endsWith('.ts'))
+const flags = process.argv.slice(2).filter((arg) => !arg.endsWith('.ts'))
+const files = chosen.length > 0 ? chosen : readdirSync('test', { recursive: true })
   .map(String)
   .filter((name) => name.endsWith('.test.ts'))
   .map((name) => `test/${name}`)
@@ -11,6 +13,6 @@ const files = readdirSync('test', { recursive: true })
 if (!process.env.TANDEM_TEST_POSTGRES_URL) {
   console.log('PostgreSQL suite did not run: set TANDEM_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run it.')
 }
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...process.argv.slice(2), ...files]
+const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...flags, ...files]
 const run = spawnSync(process.execPath, args, { stdio: 'inherit', env: { LOG_LEVEL: 'silent', ...process.env } })
 process.exit(run.status ?? 1)

@@ -13,6 +13,7 @@ import { newId } from './ids.js'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
+import { chatRoutes } from './chat/routes.js'
 import { healthRoutes } from './health.js'
 
 declare module 'fastify' {
@@ -65,6 +66,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       registerAuth(api, { mode: config.auth, db: database, defaultWorkspaceId })
       await api.register(agentRoutes)
       await api.register(streamRoutes)
+      await api.register(chatRoutes)
     },
     { prefix: '/api' },
   )

@@ -2,10 +2,13 @@
 import type { ApiKeyTable, WorkspaceTable } from '../workspaces/store.js'
 import type { AgentTable } from '../agents/store.js'
 import type { StreamTable } from '../streams/store.js'
+import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
 
 export interface Database {
   workspaces: WorkspaceTable
   api_keys: ApiKeyTable
   agents: AgentTable
   streams: StreamTable
+  messages: MessageTable
+  message_revisions: MessageRevisionTable
 }

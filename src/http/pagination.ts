@@ -1,22 +1,25 @@
-// Cursor pagination over time-ordered ids: the cursor is the last id of the page, opaque to clients.
+// Cursor pagination: the cursor is the sort key of a page's last row (an id, or a revision number),
+// base64url-encoded so that clients treat it as opaque.
 import { AppError } from './problem.js'
 
-const CURSOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const ID_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-export function decodeCursor(cursor: string | undefined): string | undefined {
+export const isIdKey = (key: string) => ID_KEY.test(key)
+
+export function decodeCursor(cursor: string | undefined, isKey: (key: string) => boolean = isIdKey): string | undefined {
   if (cursor === undefined) return undefined
-  const id = Buffer.from(cursor, 'base64url').toString('utf8')
-  if (!CURSOR_ID.test(id) || Buffer.from(id).toString('base64url') !== cursor) {
+  const key = Buffer.from(cursor, 'base64url').toString('utf8')
+  if (!isKey(key) || Buffer.from(key).toString('base64url') !== cursor) {
     throw new AppError('validation-error', 'The query string has 1 problem; see errors.', [
       { pointer: '/query/cursor', detail: 'is not a cursor this API returned' },
     ])
   }
-  return id
+  return key
 }
 
 /** `rows` holds up to `limit + 1` items: the extra one only tells that another page exists. */
-export function toPage<T extends { id: string }>(rows: T[], limit: number): { data: T[]; nextCursor: string | null } {
+export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => string = (row) => (row as { id: string }).id) {
   const data = rows.slice(0, limit)
   const last = data[data.length - 1]
-  return { data, nextCursor: rows.length > limit && last ? Buffer.from(last.id).toString('base64url') : null }
+  return { data, nextCursor: rows.length > limit && last !== undefined ? Buffer.from(keyOf(last)).toString('base64url') : null }
 }

@@ -1,0 +1,181 @@
+// /api/chat: post, list, read, edit (with If-Match), revisions and renderings of rich-text messages.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import Type from 'typebox'
+import { Page, PageQuery, Problem, ProblemResponses } from '../http/schemas.js'
+import { decodeCursor, toPage } from '../http/pagination.js'
+import { AppError, notFound } from '../http/problem.js'
+import { StreamIdParams } from '../streams/schemas.js'
+import { requireStream } from '../streams/store.js'
+import { Content, MAX_TEXT_LENGTH, Message, MessageBody, MessageIdParams, RenderQuery, Revision } from './schemas.js'
+import { renderHtml, renderMarkdown, renderText, textLength } from './richtext.js'
+import { findMessage, insertMessage, listMessages, listRevisions, replaceContent } from './store.js'
+
+const etagOf = (message: Message) => `"${message.revision}"`
+
+/** If-Match uses strong comparison (RFC 9110 §13.1.1): weak tags never match; `*` matches any message. */
+function ifMatchAccepts(header: string, message: Message): boolean {
+  return header.split(',').some((tag) => {
+    const trimmed = tag.trim()
+    return trimmed === '*' || trimmed === etagOf(message)
+  })
+}
+
+function checkTextLength(content: Content): void {
+  const length = textLength(content)
+  if (length > MAX_TEXT_LENGTH) {
+    throw new AppError('validation-error', 'The body has 1 problem; see errors.', [
+      { pointer: '/content', detail: `must hold at most ${MAX_TEXT_LENGTH} characters of text in all blocks together (has ${length})` },
+    ])
+  }
+}
+
+const RENDERINGS = {
+  html: { type: 'text/html; charset=utf-8', render: renderHtml },
+  markdown: { type: 'text/markdown; charset=utf-8', render: renderMarkdown },
+  text: { type: 'text/plain; charset=utf-8', render: renderText },
+}
+
+const Rendering = Type.String({ description: 'the rendering itself' })
+
+export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app.database
+
+  app.post(
+    '/chat/streams/:streamId/messages',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'Post a message to a stream',
+        params: StreamIdParams,
+        body: MessageBody,
+        response: { 201: Message, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { workspaceId, principalId } = request.principal
+      checkTextLength(request.body.content)
+      const stream = await requireStream(db, workspaceId, request.params.streamId)
+      const message = await insertMessage(db, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content })
+      return reply.code(201).header('location', `/api/chat/messages/${message.id}`).header('etag', etagOf(message)).send(message)
+    },
+  )
+
+  app.get(
+    '/chat/streams/:streamId/messages',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'List the messages of a stream, oldest first',
+        params: StreamIdParams,
+        querystring: PageQuery,
+        response: { 200: Page(Message), ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const { workspaceId } = request.principal
+      const stream = await requireStream(db, workspaceId, request.params.streamId)
+      const limit = request.query.limit ?? 50
+      const rows = await listMessages(db, workspaceId, stream.id, limit + 1, decodeCursor(request.query.cursor))
+      return toPage(rows, limit)
+    },
+  )
+
+  app.get(
+    '/chat/messages/:id',
+    { schema: { tags: ['chat'], summary: 'Read a message (with ETag)', params: MessageIdParams, response: { 200: Message, ...ProblemResponses } } },
+    async (request, reply) => {
+      const message = await findMessage(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      if (!message) throw notFound('Message')
+      return reply.header('etag', etagOf(message)).send(message)
+    },
+  )
+
+  app.patch(
+    '/chat/messages/:id',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'Edit a message',
+        description:
+          'Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. ' +
+          'Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403).',
+        params: MessageIdParams,
+        body: MessageBody,
+        response: { 200: Message, 403: Problem, 412: Problem, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { workspaceId, principalId, role } = request.principal
+      const id = request.params.id.toLowerCase()
+      const ifMatch = request.headers['if-match']
+      checkTextLength(request.body.content)
+      // Without If-Match a lost race is retried on top of the winner: last writer wins, no revision is lost.
+      for (;;) {
+        const edited = await db.transaction().execute(async (trx) => {
+          const current = await findMessage(trx, workspaceId, id)
+          if (!current) throw notFound('Message')
+          if (current.authorId !== principalId && role !== 'admin') {
+            throw new AppError('forbidden', 'Only the author of a message or a workspace admin may edit it.')
+          }
+          if (ifMatch !== undefined && !ifMatchAccepts(ifMatch, current)) {
+            throw new AppError('precondition-failed', `The message is at revision ${current.revision} (ETag ${etagOf(current)}); read it again and retry.`)
+          }
+          return replaceContent(trx, current, request.body.content)
+        })
+        if (edited) return reply.header('etag', etagOf(edited)).send(edited)
+        if (ifMatch !== undefined) throw new AppError('precondition-failed', 'The message was edited concurrently; read it again and retry.')
+      }
+    },
+  )
+
+  app.get(
+    '/chat/messages/:id/revisions',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: "A message's earlier contents, oldest first",
+        params: MessageIdParams,
+        querystring: PageQuery,
+        response: { 200: Page(Revision), ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const message = await findMessage(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      if (!message) throw notFound('Message')
+      const limit = request.query.limit ?? 50
+      const after = decodeCursor(request.query.cursor, (key) => /^[1-9]\d{0,9}$/.test(key))
+      const rows = await listRevisions(db, message.id, limit + 1, after === undefined ? 0 : Number(after))
+      return toPage(rows, limit, (row) => String(row.revision))
+    },
+  )
+
+  app.get(
+    '/chat/messages/:id/render',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'Render a message as HTML, Markdown or plain text',
+        params: MessageIdParams,
+        querystring: RenderQuery,
+        response: {
+          200: {
+            description: 'The rendering, UTF-8',
+            content: { 'text/html': { schema: Rendering }, 'text/markdown': { schema: Rendering }, 'text/plain': { schema: Rendering } },
+          },
+          ...ProblemResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const message = await findMessage(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      if (!message) throw notFound('Message')
+      const rendering = RENDERINGS[request.query.format ?? 'html']
+      return reply
+        .type(rendering.type)
+        .header('etag', etagOf(message))
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'")
+        .send(rendering.render(message.content))
+    },
+  )
+}

@@ -1,0 +1,69 @@
+// Chat message shapes: spec 2.4's rich text (blocks → paragraphs → text runs) and the stored message.
+import Type, { type Static } from 'typebox'
+import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+
+export const MAX_BLOCKS = 50
+export const MAX_TEXT_LENGTH = 40000
+
+// Each level is "one of" a single variant today, discriminated by `type`; a new variant becomes a union here.
+const Style = Type.Object(
+  {
+    bold: Type.Optional(Type.Boolean()),
+    italic: Type.Optional(Type.Boolean()),
+    strikethrough: Type.Optional(Type.Boolean()),
+    code: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+
+const TextRun = Type.Object(
+  { type: Type.Literal('text'), text: Type.String(), style: Type.Optional(Style) },
+  { additionalProperties: false },
+)
+
+const Paragraph = Type.Object(
+  { type: Type.Literal('paragraph'), direction: Type.Optional(StringEnum(['ltr', 'rtl'])), children: Type.Array(TextRun) },
+  { additionalProperties: false },
+)
+
+const RichTextBlock = Type.Object(
+  { type: Type.Literal('rich_text'), elements: Type.Array(Paragraph) },
+  { additionalProperties: false },
+)
+
+export const Content = Type.Object(
+  { blocks: Type.Array(RichTextBlock, { minItems: 1, maxItems: MAX_BLOCKS }) },
+  { additionalProperties: false, description: `Rich text: 1 to ${MAX_BLOCKS} blocks, at most ${MAX_TEXT_LENGTH} characters of text in all` },
+)
+export type Content = Static<typeof Content>
+export type TextRun = Static<typeof TextRun>
+
+export const MessageBody = Type.Object({ content: Content }, { additionalProperties: false })
+export type MessageBody = Static<typeof MessageBody>
+
+export const Message = Type.Object({
+  id: Uuid,
+  streamId: Uuid,
+  authorId: Uuid,
+  content: Content,
+  text: Type.String({ description: 'plain-text rendering of content' }),
+  revision: Type.Integer({ minimum: 1 }),
+  createdAt: Timestamp,
+  editedAt: Nullable(Timestamp),
+})
+export type Message = Static<typeof Message>
+
+export const Revision = Type.Object({
+  revision: Type.Integer({ minimum: 1 }),
+  content: Content,
+  text: Type.String(),
+  createdAt: Timestamp,
+})
+export type Revision = Static<typeof Revision>
+
+export const RenderQuery = Type.Object(
+  { format: Type.Optional(StringEnum(['html', 'markdown', 'text'], { description: 'default html' })) },
+  { additionalProperties: false },
+)
+
+export const MessageIdParams = Type.Object({ id: Uuid }, { additionalProperties: false })
