@@ -14,6 +14,9 @@ import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
+import { cycleRoutes } from './cycles/routes.js'
+import { createDrafter } from './cycles/drafter/index.js'
+import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
 
 declare module 'fastify' {
@@ -25,6 +28,8 @@ declare module 'fastify' {
 
 export interface BuildOptions {
   connect?: ConnectOptions
+  /** Replaces the drafter TANDEM_DRAFTER chooses (tests of the model-backed engine use this to set keys). */
+  drafter?: Drafter
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -67,6 +72,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(agentRoutes)
       await api.register(streamRoutes)
       await api.register(chatRoutes)
+      await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
     },
     { prefix: '/api' },
   )

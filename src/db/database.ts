@@ -3,12 +3,14 @@ import type { ApiKeyTable, WorkspaceTable } from '../workspaces/store.js'
 import type { AgentTable } from '../agents/store.js'
 import type { StreamTable } from '../streams/store.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
+import type { CycleTable } from '../cycles/store.js'
 
 export interface Database {
   workspaces: WorkspaceTable
   api_keys: ApiKeyTable
   agents: AgentTable
   streams: StreamTable
+  cycles: CycleTable
   messages: MessageTable
   message_revisions: MessageRevisionTable
 }

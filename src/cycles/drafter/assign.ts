@@ -1,0 +1,97 @@
+// Which agent does a step? One named in the step (CONVENTIONS.md, Generate 3), else the agent whose
+// name, tools and instructions best match the step's words, stemmed, above a threshold.
+import { distance } from 'fastest-levenshtein'
+import { contentStems, isVerb, words } from './language.js'
+
+export interface AgentProfile {
+  id: string
+  name: string
+  instructions: string | null
+  tools: string[]
+}
+
+// A word found in an agent's name says more than one in its tools, which says more than its instructions.
+const NAME_WEIGHT = 3
+const TOOL_WEIGHT = 2
+const INSTRUCTION_WEIGHT = 1
+// The step's own verb says what work it is: its match counts double.
+const VERB_FACTOR = 2
+/** Below this a match is a coincidence of one common word: no agent fits. */
+export const MATCH_THRESHOLD = 2
+
+interface IndexedAgent {
+  agent: AgentProfile
+  nameWords: string[]
+  weights: Map<string, number>
+}
+
+export interface Match {
+  agent: AgentProfile | null
+  score: number
+}
+
+export class AgentIndex {
+  private readonly agents: IndexedAgent[]
+
+  constructor(agents: AgentProfile[]) {
+    this.agents = agents.map((agent) => {
+      const weights = new Map<string, number>()
+      const note = (stems: string[], weight: number) => {
+        for (const s of stems) weights.set(s, Math.max(weights.get(s) ?? 0, weight))
+      }
+      note(contentStems(agent.instructions ?? ''), INSTRUCTION_WEIGHT)
+      note(contentStems(agent.tools.join(' ')), TOOL_WEIGHT)
+      note(contentStems(agent.name), NAME_WEIGHT)
+      return { agent, nameWords: words(agent.name), weights }
+    })
+  }
+
+  /** Agents' names in lower case, for telling an actor from an object. */
+  names(): string[] {
+    return this.agents.map((a) => a.nameWords.join(' '))
+  }
+
+  /** The agent a text names first (whole words, any case, possessive allowed); longer names win at one position. */
+  named(text: string): { agent: AgentProfile; index: number; length: number } | null {
+    const ws = words(text)
+    let best: { agent: AgentProfile; index: number; length: number } | null = null
+    for (const { agent, nameWords } of this.agents) {
+      if (nameWords.length === 0) continue
+      for (let i = 0; i + nameWords.length <= ws.length; i++) {
+        if (nameWords.every((w, k) => ws[i + k] === w)) {
+          if (!best || i < best.index || (i === best.index && nameWords.length > best.length)) best = { agent, index: i, length: nameWords.length }
+          break
+        }
+      }
+    }
+    return best
+  }
+
+  /** The agent whose name is closest to a reference ("Copywriter", "the copy writer"), for refine. */
+  closestByName(reference: string): AgentProfile | null {
+    const wanted = words(reference).filter((w) => w !== 'the' && w !== 'agent').join(' ')
+    if (!wanted) return null
+    let best: { agent: AgentProfile; similarity: number } | null = null
+    for (const { agent, nameWords } of this.agents) {
+      const name = nameWords.join(' ')
+      const similarity = 1 - distance(name, wanted) / Math.max(name.length, wanted.length)
+      if (!best || similarity > best.similarity) best = { agent, similarity }
+    }
+    return best && best.similarity >= 0.75 ? best.agent : null
+  }
+
+  /** The best-matching agent for a step's work, or null below the threshold. */
+  bestMatch(step: string): Match {
+    const ws = words(step).filter((w) => !w.startsWith('@'))
+    const verbIndex = ws.findIndex((w) => isVerb(w))
+    const verbStem = verbIndex === -1 ? null : contentStems(ws[verbIndex] as string)[0]
+    const stems = [...new Set(contentStems(step))]
+    let best: Match = { agent: null, score: 0 }
+    for (const { agent, weights } of this.agents) {
+      let score = 0
+      for (const s of stems) score += (weights.get(s) ?? 0) * (s === verbStem ? VERB_FACTOR : 1)
+      if (score > best.score) best = { agent, score }
+    }
+    return best.score >= MATCH_THRESHOLD ? best : { agent: null, score: best.score }
+  }
+}

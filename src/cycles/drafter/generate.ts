@@ -1,0 +1,131 @@
+// Generate mode of the builtin engine: a prompt → a new cycle (CONVENTIONS.md, Generate 1–5).
+import { NIL_UUID } from '../../http/schemas.js'
+import type { Change, CycleDefinition, Phase, Warning } from '../schemas.js'
+import type { AgentIndex } from './assign.js'
+import { baseVerb, capitalise, handles, isPronoun, isVerb, objectPhrase, pastParticiple, tokens } from './language.js'
+import { splitSteps, splitTrigger, type Trigger } from './steps.js'
+
+export interface DraftOutcome {
+  draft: CycleDefinition
+  changes: Change[]
+  warnings: Warning[]
+}
+
+export interface DraftContext {
+  agents: AgentIndex
+  newId: () => string
+}
+
+const MAX_PHASE_NAME = 60
+const PREPOSITION_OBJECT = new Set(['to', 'with', 'for', 'on', 'about', 'into'])
+
+// "asks for approval, sign-off, confirmation or to wait for someone"
+// ("… to confirm the delivery date" is the agent's own work; "… for confirmation" asks someone.)
+const GATE_WORDS = /\b(?:approv(?:e|es|ed|al|ing)|sign(?:s|ed)?[- ]?off|sign-?offs?|confirmation|wait(?:s|ing)?\s+(?:for|on|until))\b/i
+
+// A step whose actor is an operator: "@lee reviews …", "have @maria approve …", "wait for @finance …".
+const OPERATOR_ACTOR = [
+  /^@/,
+  /^(?:have|let|ask|get|tell)\s+@/i,
+  /^wait(?:s|ing)?\s+(?:for|on|until)\b/i,
+  /^(?:get|obtain|request|seek|require)\s+(?:an?\s+|the\s+)?(?:approval|sign-?off|confirmation|go-ahead)\b/i,
+]
+
+export function isOperatorStep(step: string): boolean {
+  return OPERATOR_ACTOR.some((pattern) => pattern.test(step.trim()))
+}
+
+/** The words after the step's actor: "have Editor proofread X" → "proofread X"; "Analyst pulls X" → "pulls X". */
+function actionWords(step: string, agents: AgentIndex): string[] {
+  let ws = tokens(step).filter((w) => !w.startsWith('@'))
+  if (['have', 'let', 'ask', 'get', 'tell'].includes(ws[0]?.toLowerCase() ?? '')) ws = ws.slice(1)
+  const named = agents.named(ws.join(' '))
+  if (named && named.index === 0) ws = ws.slice(named.length)
+  if (ws[0]?.toLowerCase() === 'to') ws = ws.slice(1)
+  return ws
+}
+
+function namePhase(step: string, agents: AgentIndex): { phaseName: string; goal: string } {
+  const ws = actionWords(step, agents)
+  const verbAt = isVerb(ws[0]) ? 0 : -1
+  if (verbAt === 0) {
+    const verb = baseVerb(ws[0] as string)
+    const rest = ws.slice(1)
+    let object = objectPhrase(rest)
+    // No direct object ("reply to the customer", "compare them with the budget"): keep the preposition and its object.
+    const at = rest.findIndex((w) => !isPronoun(w))
+    const preposition = rest[at]?.toLowerCase() ?? ''
+    if (object.length === 0 && PREPOSITION_OBJECT.has(preposition)) {
+      const indirect = objectPhrase(rest.slice(at + 1), 3)
+      if (indirect.length > 0) object = [preposition, ...indirect]
+    }
+    const phaseName = capitalise([verb, ...object].join(' ')).slice(0, MAX_PHASE_NAME).trim()
+    const direct = object.length > 0 && !PREPOSITION_OBJECT.has(object[0] as string)
+    const goal = direct ? `${capitalise(object.join(' '))} ${pastParticiple(verb)}` : `${capitalise([verb, ...object].join(' '))} done`
+    return { phaseName, goal }
+  }
+  const object = objectPhrase(ws)
+  const phaseName = capitalise((object.length > 0 ? object : ws.slice(0, 4)).join(' ') || 'Step').slice(0, MAX_PHASE_NAME).trim()
+  return { phaseName, goal: `${phaseName} done` }
+}
+
+const sentence = (text: string) => {
+  const trimmed = capitalise(text.trim())
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`
+}
+
+/** One phase from one step of work, with its agent, operators and gate. */
+export function buildPhase(step: string, context: DraftContext, warnings: Warning[]): Phase {
+  const named = context.agents.named(step)
+  const agent = named ? named.agent : context.agents.bestMatch(step).agent
+  const operators = handles(step)
+  const { phaseName, goal } = namePhase(step, context.agents)
+  const phase: Phase = {
+    id: context.newId(),
+    agentId: agent ? agent.id : NIL_UUID,
+    goal,
+    instructions: sentence(step),
+    autoAdvance: operators.length === 0 && !GATE_WORDS.test(step),
+    phaseName,
+    operatorPool: operators,
+  }
+  if (!agent) {
+    warnings.push({ code: 'no-agent', detail: `No agent of the workspace fits the phase "${phaseName}"; it is left unassigned (nil agentId).`, phaseId: phase.id })
+  }
+  return phase
+}
+
+/** An operator's step gates the phase before it: its operators join that pool, and it waits. */
+export function gatePhase(phase: Phase, step: string): void {
+  for (const handle of handles(step)) if (!phase.operatorPool.includes(handle)) phase.operatorPool.push(handle)
+  phase.autoAdvance = false
+  phase.instructions = `${phase.instructions} ${sentence(step)}`
+}
+
+export function describeCycle(trigger: Trigger | null, phases: Phase[]): string {
+  const work = phases.map((p) => p.phaseName.charAt(0).toLowerCase() + p.phaseName.slice(1))
+  const list = work.length === 0 ? 'nothing to do yet' : work.join(', then ')
+  return trigger ? `${capitalise(trigger.lead)} ${trigger.phrase}: ${list}.` : `${capitalise(list)}.`
+}
+
+export function generateCycle(prompt: string, context: DraftContext): DraftOutcome {
+  const warnings: Warning[] = []
+  const { trigger, body } = splitTrigger(prompt)
+  const phases: Phase[] = []
+  for (const step of splitSteps(body, context.agents.names())) {
+    const previous = phases[phases.length - 1]
+    if (isOperatorStep(step) && previous) {
+      gatePhase(previous, step)
+      continue
+    }
+    const phase = buildPhase(step, context, warnings)
+    if (isOperatorStep(step)) phase.autoAdvance = false
+    phases.push(phase)
+  }
+  if (phases.length === 0) warnings.push({ code: 'no-steps', detail: 'The prompt names no step of work; the cycle has no phases.' })
+  return {
+    draft: { triggerName: trigger?.name ?? 'manual', description: describeCycle(trigger, phases), phasesTemplate: phases },
+    changes: phases.map((p) => ({ op: 'add' as const, phaseId: p.id, detail: `added "${p.phaseName}"` })),
+    warnings,
+  }
+}

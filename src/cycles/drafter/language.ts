@@ -1,0 +1,115 @@
+// The small amount of English the builtin drafter knows: words, stems, verbs, handles and slugs.
+// Every regular expression here is linear: no nested quantifiers, so a 100 KB prompt costs 100× a 1 KB one.
+import { stemmer } from 'stemmer'
+
+export const DETERMINERS = new Set(['a', 'an', 'the', 'each', 'every', 'any', 'all'])
+
+const PRONOUNS = new Set(['it', 'them', 'this', 'that', 'these', 'those', 'they', 'its', 'their', 'his', 'her', 'our', 'your', 'my', 'one'])
+
+export const STOPWORDS = new Set([
+  ...DETERMINERS,
+  ...PRONOUNS,
+  'and', 'or', 'but', 'nor', 'of', 'to', 'in', 'on', 'at', 'by', 'for', 'with', 'from', 'into', 'onto', 'about', 'as', 'than',
+  'is', 'are', 'be', 'been', 'was', 'were', 'do', 'does', 'done', 'did', 'have', 'has', 'had', 'let', 'make', 'get', 'should',
+  'will', 'would', 'can', 'could', 'may', 'might', 'must', 'shall', 'then', 'first', 'next', 'finally', 'after', 'afterwards',
+  'before', 'once', 'when', 'whenever', 'if', 'so', 'up', 'out', 'back', 'over', 'some', 'more', 'most', 'other', 'such', 'only',
+  'own', 'same', 'too', 'very', 'just', 'now', 'new', 'last', 'week', 'weeks', 'day', 'days', 'month', 'months', 'we', 'i', 'you',
+  'me', 'us', 'him', 'who', 'what', 'which', 'there', 'here', 'step', 'steps', 'phase', 'phases', 'please', 'also', 'not', 'no',
+])
+
+const PREPOSITIONS = new Set(['to', 'in', 'on', 'at', 'by', 'for', 'with', 'from', 'into', 'onto', 'about', 'against', 'before', 'after', 'until', 'so', 'and', 'or', 'then', 'using', 'via', 'per', 'as', 'if', 'when', 'while', 'because', 'that', 'which', 'who'])
+
+// Verbs that open a step of work. Stems, so that "pulls", "pulling" and "pull" all count.
+const VERBS = [
+  'add', 'alert', 'analyse', 'analyze', 'answer', 'apply', 'approve', 'archive', 'ask', 'assess', 'assign', 'attach', 'audit', 'book',
+  'brief', 'build', 'calculate', 'call', 'categorise', 'categorize', 'check', 'classify', 'clean', 'close', 'collect', 'combine',
+  'compare', 'compile', 'complete', 'compose', 'compute', 'confirm', 'contact', 'convert', 'copy', 'correct', 'create', 'deliver',
+  'deploy', 'describe', 'design', 'detect', 'discuss', 'dispatch', 'do', 'download', 'draft', 'edit', 'email', 'enrich', 'ensure',
+  'escalate', 'estimate', 'evaluate', 'export', 'extract', 'fetch', 'file', 'fill', 'find', 'finish', 'fix', 'flag', 'follow',
+  'format', 'forward', 'gather', 'generate', 'get', 'give', 'greet', 'handle', 'have', 'identify', 'import', 'inform', 'inspect',
+  'investigate', 'invite', 'invoice', 'label', 'let', 'list', 'load', 'localise', 'localize', 'log', 'look', 'make', 'map', 'measure',
+  'merge', 'message', 'monitor', 'move', 'notify', 'open', 'order', 'organise', 'organize', 'outline', 'parse', 'pay', 'phone', 'pick',
+  'plan', 'polish', 'post', 'prepare', 'present', 'prioritise', 'prioritize', 'process', 'produce', 'proofread', 'publish', 'pull',
+  'push', 'put', 'qualify', 'query', 'rank', 'read', 'record', 'refund', 'remind', 'render', 'reply', 'report', 'reproduce', 'request',
+  'research', 'resolve', 'respond', 'review', 'revise', 'rewrite', 'ring', 'route', 'run', 'save', 'scan', 'schedule', 'score',
+  'scrape', 'screen', 'search', 'select', 'send', 'set', 'share', 'ship', 'sign', 'sing', 'sort', 'spell', 'start', 'store', 'submit',
+  'suggest', 'summarise', 'summarize', 'survey', 'sync', 'tag', 'take', 'test', 'text', 'track', 'transcribe', 'transform',
+  'translate', 'triage', 'turn', 'update', 'upload', 'validate', 'verify', 'wait', 'welcome', 'write',
+]
+const VERB_STEMS = new Set(VERBS.map((v) => stemmer(v)))
+const VERB_BASE = new Map(VERBS.map((v) => [stemmer(v), v]))
+
+const IRREGULAR_PARTICIPLES: Record<string, string> = {
+  build: 'built', buy: 'bought', bring: 'brought', choose: 'chosen', do: 'done', draw: 'drawn', find: 'found', get: 'got',
+  give: 'given', have: 'had', hold: 'held', keep: 'kept', let: 'let', make: 'made', pay: 'paid', put: 'put', read: 'read',
+  ring: 'rung', run: 'run', send: 'sent', set: 'set', sing: 'sung', take: 'taken', tell: 'told', think: 'thought', write: 'written',
+  proofread: 'proofread', rewrite: 'rewritten', spell: 'spelled',
+}
+
+export const stem = (word: string): string => stemmer(word.toLowerCase())
+
+/** Words of a text as written, without punctuation (possessive 's dropped; @handles and inner hyphens kept). */
+export function tokens(text: string): string[] {
+  return (text.match(/@?[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? []).map((w) => w.replace(/['’]s$/i, ''))
+}
+
+/** Words of a text in lower case. */
+export function words(text: string): string[] {
+  return tokens(text.toLowerCase())
+}
+
+/** Stems of the meaningful words of a text (tool names like `phone_call` count as their parts). */
+export function contentStems(text: string): string[] {
+  return words(text.replace(/_/g, ' '))
+    .filter((w) => !w.startsWith('@') && !STOPWORDS.has(w) && !/^\d+$/.test(w))
+    .flatMap((w) => w.split('-'))
+    .map(stem)
+}
+
+export const isVerb = (word: string | undefined): boolean => word !== undefined && VERB_STEMS.has(stem(word.replace(/['’]s$/, '')))
+
+/** The base form of a verb as written ("pulls" → "pull", "translating" → "translate"). */
+export function baseVerb(word: string): string {
+  const lower = word.toLowerCase()
+  return VERB_BASE.get(stem(lower)) ?? lower
+}
+
+export function pastParticiple(verb: string): string {
+  const irregular = IRREGULAR_PARTICIPLES[verb]
+  if (irregular) return irregular
+  if (verb.endsWith('e')) return `${verb}d`
+  if (/[^aeiou]y$/.test(verb)) return `${verb.slice(0, -1)}ied`
+  if (/^[^aeiou]*[aeiou][^aeiouwxy]$/.test(verb)) return `${verb}${verb.slice(-1)}ed`
+  return `${verb}ed`
+}
+
+/** @handles in order of mention, without the @, each once. */
+export function handles(text: string): string[] {
+  const found = text.match(/(?<![\p{L}\p{N}_.])@[\p{L}\p{N}_](?:[\p{L}\p{N}_.-]*[\p{L}\p{N}_])?/gu) ?? []
+  return [...new Set(found.map((h) => h.slice(1)))]
+}
+
+/** lower-case kebab-case, determiners dropped: "a support ticket arrives" → "support-ticket-arrives". */
+export function slug(phrase: string): string {
+  const kept = words(phrase.replace(/['’]s\b/g, ''))
+    .filter((w) => !DETERMINERS.has(w))
+    .map((w) => w.replace(/^@/, '').replace(/['’]/g, ''))
+  return kept.join('-').replace(/-+/g, '-').replace(/^-|-$/g, '')
+}
+
+export const isPronoun = (word: string | undefined): boolean => word !== undefined && PRONOUNS.has(word.toLowerCase())
+
+export const capitalise = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1)
+
+/** The object of a clause that starts after its verb: words up to a preposition, without determiners. */
+export function objectPhrase(rest: string[], limit = 4): string[] {
+  const object: string[] = []
+  for (const word of rest) {
+    const lower = word.toLowerCase()
+    if (PREPOSITIONS.has(lower) || word.startsWith('@')) break
+    if (DETERMINERS.has(lower) || PRONOUNS.has(lower)) continue
+    object.push(word)
+    if (object.length === limit) break
+  }
+  return object
+}

@@ -1,0 +1,103 @@
+// The model-backed engine: Claude, Mistral or any OpenAI-compatible server through the Vercel AI SDK,
+// with structured output. Whatever the model answers goes through repairDraft, like every draft.
+import { createAnthropic } from '@ai-sdk/anthropic'
+import { createMistral } from '@ai-sdk/mistral'
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
+import { APICallError } from '@ai-sdk/provider'
+import { generateText, jsonSchema, NoObjectGeneratedError, Output, type LanguageModel } from 'ai'
+import Type from 'typebox'
+import type { DrafterConfig } from '../../config.js'
+import { AppError } from '../../http/problem.js'
+import { NIL_UUID } from '../../http/schemas.js'
+import { repairDraft, UnusableDraftError } from './repair.js'
+import type { Drafter, DraftRequest } from './types.js'
+
+// What the model is asked for: the cycle, with `id` null for a new phase.
+const ModelDraft = Type.Object({
+  triggerName: Type.String({ description: 'kebab-case event slug, or "manual"' }),
+  description: Type.String({ description: 'one sentence summarising the cycle' }),
+  phasesTemplate: Type.Array(
+    Type.Object({
+      id: Type.Union([Type.String(), Type.Null()], { description: 'the id of a phase kept from the current cycle, or null for a new phase' }),
+      agentId: Type.String({ description: `the id of one of the listed agents, or ${NIL_UUID} when none fits` }),
+      phaseName: Type.String({ description: 'short title, at most 60 characters' }),
+      goal: Type.String(),
+      instructions: Type.String(),
+      autoAdvance: Type.Boolean({ description: 'false when an operator must approve before the next phase' }),
+      operatorPool: Type.Array(Type.String(), { description: 'operator handles without @' }),
+    }),
+  ),
+})
+
+const SYSTEM = `You draft cycles: ordered workflows of phases, each done by one AI agent, for a team of agents and human operators.
+Rules:
+- One phase per step of work, in order. A leading "when/whenever/each time/every/once/on …" clause is the trigger: triggerName is its event as a lower-case kebab-case slug without determiners ("When a support ticket arrives" → "support-ticket-arrives"); with no such clause it is "manual".
+- Assign each phase to the listed agent that the step names, else the one whose name, instructions and tools fit best; when none fits, use ${NIL_UUID}.
+- Every @handle in a step goes into that phase's operatorPool (without the @). A step that mentions an operator or asks for approval, sign-off, confirmation or to wait for someone has autoAdvance false; others true. A step done by an operator ("@lee reviews it") is not a phase: it adds the operator to the previous phase and sets that phase's autoAdvance to false.
+- In refine mode, apply the instructions to the current cycle and keep every phase you do not change exactly as it is, with its id. New phases have id null.`
+
+function userPrompt(request: DraftRequest): string {
+  const agents = request.agents.map((a) => ({ id: a.id, name: a.name, instructions: a.instructions, tools: a.tools }))
+  const parts = [`Mode: ${request.mode}`, `Agents: ${JSON.stringify(agents)}`]
+  if (request.current) parts.push(`Current cycle: ${JSON.stringify(request.current)}`)
+  parts.push(`${request.mode === 'refine' ? 'Instructions' : 'Prompt'}:\n${request.prompt}`)
+  return parts.join('\n\n')
+}
+
+export interface ModelSettings {
+  timeoutMs: number
+  env: NodeJS.ProcessEnv
+}
+
+function languageModel(config: Exclude<DrafterConfig, { kind: 'builtin' }>, env: NodeJS.ProcessEnv): LanguageModel {
+  switch (config.kind) {
+    case 'anthropic':
+      return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}) })(config.model)
+    case 'mistral':
+      return createMistral({ apiKey: env.MISTRAL_API_KEY, ...(env.MISTRAL_BASE_URL ? { baseURL: env.MISTRAL_BASE_URL } : {}) })(config.model)
+    case 'openai-compatible':
+      return createOpenAICompatible({
+        name: 'openai-compatible',
+        baseURL: config.baseURL,
+        apiKey: env.OPENAI_COMPATIBLE_API_KEY,
+        supportsStructuredOutputs: true,
+      }).chatModel(config.model)
+  }
+}
+
+export function createModelDrafter(config: Exclude<DrafterConfig, { kind: 'builtin' }>, settings: ModelSettings): Drafter {
+  const model = languageModel(config, settings.env)
+  const name = `${config.kind}:${config.model}`
+  return {
+    name,
+    async draft(request) {
+      const signal = AbortSignal.timeout(settings.timeoutMs)
+      let answer: unknown
+      try {
+        const result = await generateText({
+          model,
+          system: SYSTEM,
+          prompt: userPrompt(request),
+          output: Output.object({ schema: jsonSchema(ModelDraft) }),
+          temperature: 0,
+          maxRetries: 1,
+          abortSignal: signal,
+        })
+        answer = result.output
+      } catch (error) {
+        if (signal.aborted) throw new AppError('gateway-timeout', `The model (${name}) did not answer within ${settings.timeoutMs} ms.`)
+        if (NoObjectGeneratedError.isInstance(error)) throw new AppError('bad-gateway', `The model (${name}) did not answer with a cycle.`)
+        if (APICallError.isInstance(error)) {
+          throw new AppError('bad-gateway', `The model provider (${name}) answered with an error${error.statusCode ? ` (status ${error.statusCode})` : ''}.`)
+        }
+        throw error
+      }
+      try {
+        return repairDraft(answer, request)
+      } catch (error) {
+        if (error instanceof UnusableDraftError) throw new AppError('bad-gateway', `The model's draft could not be repaired: ${error.message}.`)
+        throw error
+      }
+    },
+  }
+}

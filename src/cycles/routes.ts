@@ -1,0 +1,104 @@
+// /api/cycles: draft a cycle for a stream (not stored), and save, list and read cycle definitions.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { NIL_UUID, Page, PageQuery, Problem, ProblemResponses } from '../http/schemas.js'
+import { decodeCursor, toPage } from '../http/pagination.js'
+import { AppError, notFound, type FieldError } from '../http/problem.js'
+import { listWorkspaceAgents } from '../agents/store.js'
+import { StreamIdParams } from '../streams/schemas.js'
+import { requireStream } from '../streams/store.js'
+import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle } from './schemas.js'
+import { insertCycle, findCycle, listCycles } from './store.js'
+import type { Drafter } from './drafter/types.js'
+
+export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { db } = app.database
+
+    const workspaceAgents = async (workspaceId: string) =>
+      (await listWorkspaceAgents(db, workspaceId)).map((a) => ({ id: a.id, name: a.name, instructions: a.instructions, tools: a.capabilities.tools }))
+
+    app.post(
+      '/cycles/streams/:streamId/cycles/draft',
+      {
+        schema: {
+          tags: ['cycles'],
+          summary: 'Draft a cycle for a stream',
+          description:
+            '`generate` builds a new cycle from `prompt`; `refine` applies `prompt` as edit instructions to `current`. ' +
+            'The draft is not stored. Phases are assigned to agents of the stream\'s workspace; when none fits, `agentId` is the nil UUID and a warning says so.',
+          params: StreamIdParams,
+          body: DraftBody,
+          response: { 200: DraftResult, 422: Problem, 502: Problem, 504: Problem, ...ProblemResponses },
+        },
+      },
+      async (request) => {
+        const { workspaceId } = request.principal
+        const stream = await requireStream(db, workspaceId, request.params.streamId)
+        const mode = MODES[request.body.mode]
+        const { prompt, current } = request.body
+        if (mode === 'refine' && !current) {
+          throw new AppError('unprocessable', '`refine` edits an existing cycle: send it as `current`.', [{ pointer: '/current', detail: 'is required when mode is refine' }])
+        }
+        const agents = await workspaceAgents(workspaceId)
+        request.log.debug({ streamId: stream.id, mode, engine: drafter.name }, 'drafting')
+        const outcome = await drafter.draft({ mode, prompt, current, agents })
+        return { mode, engine: drafter.name, ...outcome }
+      },
+    )
+
+    app.post(
+      '/cycles/streams/:streamId/cycles',
+      {
+        schema: {
+          tags: ['cycles'],
+          summary: 'Save a cycle definition',
+          params: StreamIdParams,
+          body: CycleDefinition,
+          response: { 201: SavedCycle, 422: Problem, ...ProblemResponses },
+        },
+      },
+      async (request, reply) => {
+        const { workspaceId } = request.principal
+        const stream = await requireStream(db, workspaceId, request.params.streamId)
+        const known = new Set((await workspaceAgents(workspaceId)).map((a) => a.id))
+        const phases = request.body.phasesTemplate.map((p) => ({ ...p, id: p.id.toLowerCase(), agentId: p.agentId.toLowerCase() }))
+        const errors: FieldError[] = []
+        const seen = new Set<string>()
+        phases.forEach((phase, index) => {
+          if (phase.agentId !== NIL_UUID && !known.has(phase.agentId)) {
+            errors.push({ pointer: `/phasesTemplate/${index}/agentId`, detail: 'is not an agent of this workspace (use the nil UUID for none)' })
+          }
+          if (seen.has(phase.id)) errors.push({ pointer: `/phasesTemplate/${index}/id`, detail: 'repeats the id of an earlier phase' })
+          seen.add(phase.id)
+        })
+        if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
+        const cycle = await insertCycle(db, workspaceId, stream.id, { ...request.body, phasesTemplate: phases })
+        return reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`).send(cycle)
+      },
+    )
+
+    app.get(
+      '/cycles/streams/:streamId/cycles',
+      {
+        schema: { tags: ['cycles'], summary: 'List saved cycles, oldest first', params: StreamIdParams, querystring: PageQuery, response: { 200: Page(SavedCycle), ...ProblemResponses } },
+      },
+      async (request) => {
+        const { workspaceId } = request.principal
+        const stream = await requireStream(db, workspaceId, request.params.streamId)
+        const limit = request.query.limit ?? 50
+        return toPage(await listCycles(db, workspaceId, stream.id, limit + 1, decodeCursor(request.query.cursor)), limit)
+      },
+    )
+
+    app.get(
+      '/cycles/streams/:streamId/cycles/:cycleId',
+      { schema: { tags: ['cycles'], summary: 'Read a saved cycle', params: CycleParams, response: { 200: SavedCycle, ...ProblemResponses } } },
+      async (request) => {
+        const { workspaceId } = request.principal
+        const stream = await requireStream(db, workspaceId, request.params.streamId)
+        const cycle = await findCycle(db, workspaceId, stream.id, request.params.cycleId.toLowerCase())
+        if (!cycle) throw notFound('Cycle')
+        return cycle
+      },
+    )
+  }

@@ -1,0 +1,90 @@
+// Cycle shapes (spec 2.3): phases, cycle definitions, the draft request and reply, saved cycles.
+import Type, { type Static } from 'typebox'
+import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+
+export const MAX_PROMPT_LENGTH = 100000
+export const MAX_PHASES = 100
+export const MAX_OPERATORS = 100
+
+export const Phase = Type.Object(
+  {
+    id: Uuid,
+    agentId: Uuid,
+    goal: Type.String(),
+    instructions: Type.String(),
+    autoAdvance: Type.Boolean(),
+    phaseName: Type.String(),
+    operatorPool: Type.Array(Type.String(), { maxItems: MAX_OPERATORS }),
+  },
+  { additionalProperties: false },
+)
+export type Phase = Static<typeof Phase>
+
+export const CycleDefinition = Type.Object(
+  {
+    triggerName: Type.String(),
+    description: Type.String(),
+    phasesTemplate: Type.Array(Phase, { maxItems: MAX_PHASES }),
+  },
+  { additionalProperties: false },
+)
+export type CycleDefinition = Static<typeof CycleDefinition>
+
+export const MODES = {
+  generate: 'generate',
+  create: 'generate',
+  new: 'generate',
+  refine: 'refine',
+  edit: 'refine',
+  update: 'refine',
+  revise: 'refine',
+  improve: 'refine',
+} as const
+export type Mode = (typeof MODES)[keyof typeof MODES]
+
+export const DraftBody = Type.Object(
+  {
+    mode: StringEnum(Object.keys(MODES) as Array<keyof typeof MODES>, {
+      description: 'generate (synonyms: create, new) or refine (synonyms: edit, update, revise, improve)',
+    }),
+    prompt: Type.String({ maxLength: MAX_PROMPT_LENGTH }),
+    current: Type.Optional(CycleDefinition),
+  },
+  { additionalProperties: false },
+)
+export type DraftBody = Static<typeof DraftBody>
+
+export const Change = Type.Object({
+  op: StringEnum(['add', 'remove', 'update', 'move']),
+  phaseId: Uuid,
+  detail: Type.String(),
+})
+export type Change = Static<typeof Change>
+
+export const Warning = Type.Object({
+  code: Type.String(),
+  detail: Type.String(),
+  phaseId: Type.Optional(Uuid),
+})
+export type Warning = Static<typeof Warning>
+
+export const DraftResult = Type.Object({
+  mode: StringEnum(['generate', 'refine']),
+  engine: Type.String({ description: 'builtin, or the model-backed engine that drafted' }),
+  draft: CycleDefinition,
+  changes: Type.Array(Change),
+  warnings: Type.Array(Warning),
+})
+export type DraftResult = Static<typeof DraftResult>
+
+export const SavedCycle = Type.Object({
+  id: Uuid,
+  streamId: Uuid,
+  triggerName: Type.String(),
+  description: Type.String(),
+  phasesTemplate: Type.Array(Phase),
+  createdAt: Timestamp,
+})
+export type SavedCycle = Static<typeof SavedCycle>
+
+export const CycleParams = Type.Object({ streamId: Uuid, cycleId: Uuid }, { additionalProperties: false })

@@ -1,0 +1,60 @@
+// Saved cycle definitions of a stream.
+import type { Kysely, Selectable } from 'kysely'
+import type { Database } from '../db/database.js'
+import { newId, now } from '../ids.js'
+import type { CycleDefinition, SavedCycle } from './schemas.js'
+
+export interface CycleTable {
+  id: string
+  workspace_id: string
+  stream_id: string
+  trigger_name: string
+  description: string
+  phases: string
+  created_at: string
+}
+
+type CycleRow = Selectable<CycleTable>
+
+function toCycle(row: CycleRow): SavedCycle {
+  return {
+    id: row.id,
+    streamId: row.stream_id,
+    triggerName: row.trigger_name,
+    description: row.description,
+    phasesTemplate: JSON.parse(row.phases),
+    createdAt: row.created_at,
+  }
+}
+
+export async function insertCycle(db: Kysely<Database>, workspaceId: string, streamId: string, definition: CycleDefinition): Promise<SavedCycle> {
+  const row: CycleRow = {
+    id: newId(),
+    workspace_id: workspaceId,
+    stream_id: streamId,
+    trigger_name: definition.triggerName,
+    description: definition.description,
+    phases: JSON.stringify(definition.phasesTemplate),
+    created_at: now(),
+  }
+  await db.insertInto('cycles').values(row).execute()
+  return toCycle(row)
+}
+
+export async function findCycle(db: Kysely<Database>, workspaceId: string, streamId: string, id: string): Promise<SavedCycle | undefined> {
+  const row = await db
+    .selectFrom('cycles')
+    .selectAll()
+    .where('id', '=', id)
+    .where('stream_id', '=', streamId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst()
+  return row && toCycle(row)
+}
+
+export async function listCycles(db: Kysely<Database>, workspaceId: string, streamId: string, limit: number, after?: string): Promise<SavedCycle[]> {
+  let query = db.selectFrom('cycles').selectAll().where('workspace_id', '=', workspaceId).where('stream_id', '=', streamId)
+  if (after) query = query.where('id', '>', after)
+  const rows = await query.orderBy('id').limit(limit).execute()
+  return rows.map(toCycle)
+}
