@@ -1,7 +1,7 @@
 // Which agent does a step? One named in the step (CONVENTIONS.md, Generate 3), else the agent whose
 // name, tools and instructions best match the step's words, stemmed, above a threshold.
 import { distance } from 'fastest-levenshtein'
-import { contentStems, isVerb, words } from './language.js'
+import { contentStems, isVerb, MAX_REFERENCE_LENGTH, stemsOfWords, words } from './language.js'
 
 export interface AgentProfile {
   id: string
@@ -32,6 +32,8 @@ export interface Match {
 
 export class AgentIndex {
   private readonly agents: IndexedAgent[]
+  /** Agents by the first word of their name, for finding names in a step in one pass. */
+  private readonly byFirstWord = new Map<string, IndexedAgent[]>()
 
   constructor(agents: AgentProfile[]) {
     this.agents = agents.map((agent) => {
@@ -44,6 +46,13 @@ export class AgentIndex {
       note(contentStems(agent.name), NAME_WEIGHT)
       return { agent, nameWords: words(agent.name), weights }
     })
+    for (const indexed of this.agents) {
+      const first = indexed.nameWords[0]
+      if (first === undefined) continue
+      const list = this.byFirstWord.get(first) ?? []
+      list.push(indexed)
+      this.byFirstWord.set(first, list)
+    }
   }
 
   /** Agents' names in lower case, for telling an actor from an object. */
@@ -51,26 +60,23 @@ export class AgentIndex {
     return this.agents.map((a) => a.nameWords.join(' '))
   }
 
-  /** The agent a text names first (whole words, any case, possessive allowed); longer names win at one position. */
-  named(text: string): { agent: AgentProfile; index: number; length: number } | null {
-    const ws = words(text)
-    let best: { agent: AgentProfile; index: number; length: number } | null = null
-    for (const { agent, nameWords } of this.agents) {
-      if (nameWords.length === 0) continue
-      for (let i = 0; i + nameWords.length <= ws.length; i++) {
-        if (nameWords.every((w, k) => ws[i + k] === w)) {
-          if (!best || i < best.index || (i === best.index && nameWords.length > best.length)) best = { agent, index: i, length: nameWords.length }
-          break
-        }
+  /** The agent a text (or its lower-case words) names first (whole words, any case, possessive allowed); longer names win at one position. */
+  named(text: string | string[]): { agent: AgentProfile; index: number; length: number } | null {
+    const ws = typeof text === 'string' ? words(text) : text
+    for (let i = 0; i < ws.length; i++) {
+      let best: { agent: AgentProfile; index: number; length: number } | null = null
+      for (const { agent, nameWords } of this.byFirstWord.get(ws[i] as string) ?? []) {
+        if (nameWords.every((w, k) => ws[i + k] === w) && (!best || nameWords.length > best.length)) best = { agent, index: i, length: nameWords.length }
       }
+      if (best) return best
     }
-    return best
+    return null
   }
 
   /** The agent whose name is closest to a reference ("Copywriter", "the copy writer"), for refine. */
   closestByName(reference: string): AgentProfile | null {
     const wanted = words(reference).filter((w) => w !== 'the' && w !== 'agent').join(' ')
-    if (!wanted) return null
+    if (!wanted || wanted.length > MAX_REFERENCE_LENGTH) return null
     let best: { agent: AgentProfile; similarity: number } | null = null
     for (const { agent, nameWords } of this.agents) {
       const name = nameWords.join(' ')
@@ -80,12 +86,12 @@ export class AgentIndex {
     return best && best.similarity >= 0.75 ? best.agent : null
   }
 
-  /** The best-matching agent for a step's work, or null below the threshold. */
-  bestMatch(step: string): Match {
-    const ws = words(step).filter((w) => !w.startsWith('@'))
-    const verbIndex = ws.findIndex((w) => isVerb(w))
-    const verbStem = verbIndex === -1 ? null : contentStems(ws[verbIndex] as string)[0]
-    const stems = [...new Set(contentStems(step))]
+  /** The best-matching agent for a step's work (its text, or its lower-case words), or null below the threshold. */
+  bestMatch(step: string | string[]): Match {
+    const ws = (typeof step === 'string' ? words(step) : step).filter((w) => !w.startsWith('@'))
+    const verb = ws.find((w) => isVerb(w))
+    const verbStem = verb === undefined ? null : stemsOfWords([verb])[0]
+    const stems = [...new Set(stemsOfWords(ws))]
     let best: Match = { agent: null, score: 0 }
     for (const { agent, weights } of this.agents) {
       let score = 0

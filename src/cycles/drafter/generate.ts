@@ -1,8 +1,8 @@
 // Generate mode of the builtin engine: a prompt → a new cycle (CONVENTIONS.md, Generate 1–5).
 import { NIL_UUID } from '../../http/schemas.js'
-import type { Change, CycleDefinition, Phase, Warning } from '../schemas.js'
+import { MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../schemas.js'
 import type { AgentIndex } from './assign.js'
-import { baseVerb, capitalise, handles, isPronoun, isVerb, objectPhrase, pastParticiple, tokens } from './language.js'
+import { baseVerb, capitalise, collapseSpaces, handles, isPronoun, isVerb, objectPhrase, pastParticiple, tokens } from './language.js'
 import { splitSteps, splitTrigger, type Trigger } from './steps.js'
 
 export interface DraftOutcome {
@@ -36,17 +36,19 @@ export function isOperatorStep(step: string): boolean {
 }
 
 /** The words after the step's actor: "have Editor proofread X" → "proofread X"; "Analyst pulls X" → "pulls X". */
-function actionWords(step: string, agents: AgentIndex): string[] {
-  let ws = tokens(step).filter((w) => !w.startsWith('@'))
+function actionWords(stepTokens: string[], named: Named): string[] {
+  let ws = stepTokens
   if (['have', 'let', 'ask', 'get', 'tell'].includes(ws[0]?.toLowerCase() ?? '')) ws = ws.slice(1)
-  const named = agents.named(ws.join(' '))
-  if (named && named.index === 0) ws = ws.slice(named.length)
+  if (named && named.index === stepTokens.length - ws.length) ws = ws.slice(named.length)
+  ws = ws.filter((w) => !w.startsWith('@'))
   if (ws[0]?.toLowerCase() === 'to') ws = ws.slice(1)
   return ws
 }
 
-function namePhase(step: string, agents: AgentIndex): { phaseName: string; goal: string } {
-  const ws = actionWords(step, agents)
+type Named = ReturnType<AgentIndex['named']>
+
+function namePhase(stepTokens: string[], named: Named): { phaseName: string; goal: string } {
+  const ws = actionWords(stepTokens, named)
   const verbAt = isVerb(ws[0]) ? 0 : -1
   if (verbAt === 0) {
     const verb = baseVerb(ws[0] as string)
@@ -76,10 +78,12 @@ const sentence = (text: string) => {
 
 /** One phase from one step of work, with its agent, operators and gate. */
 export function buildPhase(step: string, context: DraftContext, warnings: Warning[]): Phase {
-  const named = context.agents.named(step)
-  const agent = named ? named.agent : context.agents.bestMatch(step).agent
-  const operators = handles(step)
-  const { phaseName, goal } = namePhase(step, context.agents)
+  const stepTokens = tokens(step)
+  const stepWords = stepTokens.map((w) => w.toLowerCase())
+  const named = context.agents.named(stepWords)
+  const agent = named ? named.agent : context.agents.bestMatch(stepWords).agent
+  const operators = step.includes('@') ? handles(step) : []
+  const { phaseName, goal } = namePhase(stepTokens, named)
   const phase: Phase = {
     id: context.newId(),
     agentId: agent ? agent.id : NIL_UUID,
@@ -110,13 +114,17 @@ export function describeCycle(trigger: Trigger | null, phases: Phase[]): string 
 
 export function generateCycle(prompt: string, context: DraftContext): DraftOutcome {
   const warnings: Warning[] = []
-  const { trigger, body } = splitTrigger(prompt)
+  const { trigger, body } = splitTrigger(collapseSpaces(prompt))
   const phases: Phase[] = []
   for (const step of splitSteps(body, context.agents.names())) {
     const previous = phases[phases.length - 1]
     if (isOperatorStep(step) && previous) {
       gatePhase(previous, step)
       continue
+    }
+    if (phases.length === MAX_PHASES) {
+      warnings.push({ code: 'too-many-steps', detail: `The prompt has more steps than a cycle may hold; only the first ${MAX_PHASES} became phases.` })
+      break
     }
     const phase = buildPhase(step, context, warnings)
     if (isOperatorStep(step)) phase.autoAdvance = false

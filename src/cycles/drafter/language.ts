@@ -46,7 +46,19 @@ const IRREGULAR_PARTICIPLES: Record<string, string> = {
   proofread: 'proofread', rewrite: 'rewritten', spell: 'spelled',
 }
 
-export const stem = (word: string): string => stemmer(word.toLowerCase())
+// Prompts repeat their words: stems are memoised (bounded, so that a hostile prompt cannot grow it without end).
+const STEM_CACHE_SIZE = 20000
+const stems = new Map<string, string>()
+
+export function stem(word: string): string {
+  let stemmed = stems.get(word)
+  if (stemmed === undefined) {
+    stemmed = stemmer(word.toLowerCase())
+    if (stems.size >= STEM_CACHE_SIZE) stems.clear()
+    stems.set(word, stemmed)
+  }
+  return stemmed
+}
 
 /** Words of a text as written, without punctuation (possessive 's dropped; @handles and inner hyphens kept). */
 export function tokens(text: string): string[] {
@@ -60,10 +72,18 @@ export function words(text: string): string[] {
 
 /** Stems of the meaningful words of a text (tool names like `phone_call` count as their parts). */
 export function contentStems(text: string): string[] {
-  return words(text.replace(/_/g, ' '))
-    .filter((w) => !w.startsWith('@') && !STOPWORDS.has(w) && !/^\d+$/.test(w))
-    .flatMap((w) => w.split('-'))
-    .map(stem)
+  return stemsOfWords(words(text.replace(/_/g, ' ')))
+}
+
+/** Stems of the meaningful ones of some lower-case words. */
+export function stemsOfWords(ws: string[]): string[] {
+  const result: string[] = []
+  for (const w of ws) {
+    if (w.startsWith('@') || STOPWORDS.has(w) || /^\d+$/.test(w)) continue
+    if (w.includes('-')) for (const part of w.split('-')) result.push(stem(part))
+    else result.push(stem(w))
+  }
+  return result
 }
 
 export const isVerb = (word: string | undefined): boolean => word !== undefined && VERB_STEMS.has(stem(word.replace(/['’]s$/, '')))
@@ -96,6 +116,12 @@ export function slug(phrase: string): string {
     .map((w) => w.replace(/^@/, '').replace(/['’]/g, ''))
   return kept.join('-').replace(/-+/g, '-').replace(/^-|-$/g, '')
 }
+
+/** Runs of spaces and tabs become one space (line breaks stay): no regular expression then meets a long run. */
+export const collapseSpaces = (text: string): string => text.replace(/[^\S\n]+/g, ' ')
+
+/** Phase and agent references longer than this are not names: fuzzy matching stops there. */
+export const MAX_REFERENCE_LENGTH = 200
 
 export const isPronoun = (word: string | undefined): boolean => word !== undefined && PRONOUNS.has(word.toLowerCase())
 

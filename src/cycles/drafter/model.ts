@@ -80,7 +80,8 @@ export function createModelDrafter(config: Exclude<DrafterConfig, { kind: 'built
           prompt: userPrompt(request),
           output: Output.object({ schema: jsonSchema(ModelDraft) }),
           temperature: 0,
-          maxRetries: 1,
+          // No silent retries: a failing provider is a prompt 502 and the client decides whether to try again.
+          maxRetries: 0,
           abortSignal: signal,
         })
         answer = result.output

@@ -2,9 +2,9 @@
 // (CONVENTIONS.md, Refine). Phases no instruction touches stay exactly as they were, ids included.
 import { distance } from 'fastest-levenshtein'
 import { NIL_UUID } from '../../http/schemas.js'
-import type { Change, CycleDefinition, Phase, Warning } from '../schemas.js'
+import { MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../schemas.js'
 import { buildPhase, type DraftContext, type DraftOutcome } from './generate.js'
-import { handles, words } from './language.js'
+import { collapseSpaces, handles, MAX_REFERENCE_LENGTH, words } from './language.js'
 import { triggerFromPhrase } from './steps.js'
 
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth']
@@ -14,7 +14,7 @@ const INSTRUCTION_SPLIT = new RegExp(`\\s*(?:,\\s*(?:and\\s+)?(?:then\\s+)?|\\s+
 
 /** The instructions of a refine prompt, in order. */
 function instructions(prompt: string): string[] {
-  return prompt
+  return collapseSpaces(prompt)
     .split(/(?<=[.!?])\s+|\n+/)
     .flatMap((sentence) => sentence.split(INSTRUCTION_SPLIT))
     .map((s) => s.trim().replace(/^(?:then|and then|also|next|finally|and|after that|afterwards),?\s+/i, '').replace(/[.!?]+$/, '').trim())
@@ -74,10 +74,11 @@ class Editor {
   }
 
   private closest(ref: string): number {
+    if (ref.length > MAX_REFERENCE_LENGTH) return -1
     const refWords = words(ref)
     let best = { index: -1, similarity: 0 }
     this.phases.forEach((phase, index) => {
-      const name = phase.phaseName.toLowerCase()
+      const name = phase.phaseName.toLowerCase().slice(0, MAX_REFERENCE_LENGTH)
       const nameWords = words(name)
       let similarity = 1 - distance(name, ref) / Math.max(name.length, ref.length, 1)
       if (refWords.length > 0 && refWords.every((w) => nameWords.includes(w))) similarity = Math.max(similarity, 0.8)
@@ -108,6 +109,10 @@ class Editor {
   }
 
   insert(at: number, step: string): void {
+    if (this.phases.length >= MAX_PHASES) {
+      this.warnings.push({ code: 'too-many-steps', detail: `A cycle holds at most ${MAX_PHASES} phases; "${step}" was not added.` })
+      return
+    }
     const phase = buildPhase(step, this.context, this.warnings)
     this.phases.splice(at, 0, phase)
     this.note('add', phase, `added "${phase.phaseName}" at position ${at + 1}`)
@@ -162,7 +167,7 @@ function addPhase(editor: Editor, rest: string, instruction: string): void {
 
 /** "Draft reply to proofread the reply" → ["Draft reply", "proofread the reply"], trying the longest phase reference first. */
 function splitReference(editor: Editor, text: string): [string, string] {
-  const connectors = [...text.matchAll(/\s+(?:to|that|which|where|for|so that)\s+/gi)]
+  const connectors = [...text.slice(0, MAX_REFERENCE_LENGTH).matchAll(/\s+(?:to|that|which|where|for|so that)\s+/gi)]
   for (const connector of connectors.reverse()) {
     const ref = text.slice(0, connector.index)
     if (editor.find(ref) !== -1) return [ref, text.slice((connector.index as number) + connector[0].length)]
@@ -173,7 +178,8 @@ function splitReference(editor: Editor, text: string): [string, string] {
 /** "Call the last phase Wrap-up": the longest leading words that name a phase exactly are the reference. */
 function splitNameAndRest(editor: Editor, text: string): [number, string] {
   const parts = text.trim().split(/\s+/)
-  for (let k = parts.length - 1; k >= 1; k--) {
+  // A reference is a few words; beyond that only "the rest" grows.
+  for (let k = Math.min(parts.length - 1, 12); k >= 1; k--) {
     const ref = parts.slice(0, k).join(' ')
     const index = editor.find(ref)
     if (index !== -1) return [index, parts.slice(k).join(' ')]

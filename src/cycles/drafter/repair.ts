@@ -49,6 +49,12 @@ function repairPhase(raw: unknown, index: number, request: DraftRequest, usedIds
   }
 }
 
+const PHASE_FIELDS = ['id', 'agentId', 'goal', 'instructions', 'autoAdvance', 'phaseName', 'operatorPool'] as const
+
+function samePhase(a: Phase, b: Phase): boolean {
+  return PHASE_FIELDS.every((field) => JSON.stringify(a[field]) === JSON.stringify(b[field]))
+}
+
 /** In refine mode a phase that keeps its name keeps its id, and a phase that is unchanged is the current one exactly. */
 function keepCurrentPhases(phases: Phase[], request: DraftRequest): Phase[] {
   const current = request.current?.phasesTemplate ?? []
@@ -60,7 +66,7 @@ function keepCurrentPhases(phases: Phase[], request: DraftRequest): Phase[] {
     if (!original || claimed.has(original.id)) return phase
     claimed.add(original.id)
     const kept = { ...phase, id: original.id }
-    return JSON.stringify(kept) === JSON.stringify({ ...original, id: original.id }) ? original : kept
+    return samePhase(kept, original) ? original : kept
   })
 }
 
@@ -78,7 +84,7 @@ function diff(request: DraftRequest, phases: Phase[]): Change[] {
       continue
     }
     if (kept[keptIndex++] !== phase.id) changes.push({ op: 'move', phaseId: phase.id, detail: 'moved' })
-    else if (JSON.stringify(original) !== JSON.stringify(phase)) changes.push({ op: 'update', phaseId: phase.id, detail: `updated "${phase.phaseName}"` })
+    else if (!samePhase(original, phase)) changes.push({ op: 'update', phaseId: phase.id, detail: `updated "${phase.phaseName}"` })
   }
   return changes
 }
