@@ -9,7 +9,7 @@ import { registerDocs } from './http/docs.js'
 import { registerNotFound } from './http/not-found.js'
 import { registerErrorHandler } from './http/problem.js'
 import { validatorCompiler } from './http/validation.js'
-import { newId } from './ids.js'
+import { randomUUID } from 'node:crypto'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
@@ -37,7 +37,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
     // Requests are logged at debug level (see below), so that the default level costs nothing per request.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    genReqId: () => newId(),
+    genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -55,8 +55,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.removeContentTypeParser('text/plain')
   registerErrorHandler(app)
   registerNotFound(app)
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     app.addHook('onResponse', async (request, reply) => {

@@ -1,5 +1,6 @@
 // Agent storage: rows of the `agents` table ↔ API agents, always scoped to one workspace.
 import type { Kysely, Selectable } from 'kysely'
+import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
@@ -42,6 +43,30 @@ export function toAgent(row: AgentRow): Agent {
   }
 }
 
+const COLUMNS = [
+  'id', 'workspace_id', 'provider_type', 'auth_mode', 'name', 'avatar_asset_id', 'credential_id', 'config', 'instructions',
+  'template_id', 'streaming', 'tools', 'endpoint_url', 'created_at', 'updated_at',
+] as const satisfies ReadonlyArray<keyof AgentRow>
+
+const insertRow = prepared(COLUMNS.length, (db, ...values: unknown[]) =>
+  db.insertInto('agents').values(Object.fromEntries(COLUMNS.map((column, i) => [column, values[i]])) as AgentRow),
+)
+const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+  db.selectFrom('agents').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
+)
+const selectFirstPage = prepared(2, (db, workspaceId: string, limit: number) =>
+  db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
+)
+const selectPageAfter = prepared(3, (db, workspaceId: string, after: string, limit: number) =>
+  db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(limit),
+)
+const selectForDrafting = prepared(2, (db, workspaceId: string, limit: number) =>
+  db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools']).where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
+)
+
+/** The drafter considers at most this many agents of a workspace (the oldest): its cost grows with them. */
+export const MAX_DRAFTING_AGENTS = 500
+
 const lower = (id: string | null | undefined) => (id == null ? id : id.toLowerCase())
 
 export async function insertAgent(db: Kysely<Database>, workspaceId: string, body: CreateAgentBody): Promise<Agent> {
@@ -63,30 +88,35 @@ export async function insertAgent(db: Kysely<Database>, workspaceId: string, bod
     created_at: timestamp,
     updated_at: timestamp,
   }
-  await db.insertInto('agents').values(row).execute()
+  await insertRow(db, ...COLUMNS.map((column) => row[column]))
   return toAgent(row)
 }
 
 export async function findAgent(db: Kysely<Database>, workspaceId: string, id: string): Promise<Agent | undefined> {
-  const row = await db.selectFrom('agents').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  const [row] = await selectOne(db, id, workspaceId)
   return row && toAgent(row)
 }
 
 /** Up to `limit` agents after the cursor id, oldest first (ids are time-ordered). */
 export async function listAgents(db: Kysely<Database>, workspaceId: string, limit: number, after?: string): Promise<Agent[]> {
-  let query = db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId)
-  if (after) query = query.where('id', '>', after)
-  const rows = await query.orderBy('id').limit(limit).execute()
+  const rows = after ? await selectPageAfter(db, workspaceId, after, limit) : await selectFirstPage(db, workspaceId, limit)
   return rows.map(toAgent)
 }
 
-/** Every agent of a workspace, for the drafter's assignment step. */
-export async function listWorkspaceAgents(db: Kysely<Database>, workspaceId: string): Promise<Agent[]> {
-  const rows = await db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').execute()
-  return rows.map(toAgent)
+/** What the drafter knows of the agents it may assign: the oldest MAX_DRAFTING_AGENTS of the workspace. */
+export async function listDraftingAgents(db: Kysely<Database>, workspaceId: string) {
+  const rows = await selectForDrafting(db, workspaceId, MAX_DRAFTING_AGENTS)
+  return rows.map((row) => ({ id: row.id, name: row.name, instructions: row.instructions, tools: JSON.parse(row.tools) as string[] }))
 }
 
 /** Applies a partial update in one statement: `capabilities` merges field by field, `config` is replaced. */
+/** Which of these ids are agents of the workspace. */
+export async function existingAgentIds(db: Kysely<Database>, workspaceId: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return []
+  const rows = await db.selectFrom('agents').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+  return rows.map((row) => row.id)
+}
+
 export async function updateAgent(db: Kysely<Database>, workspaceId: string, id: string, patch: UpdateAgentBody): Promise<Agent | undefined> {
   const changes: Partial<AgentRow> = { updated_at: now() }
   if (patch.providerType !== undefined) changes.provider_type = patch.providerType

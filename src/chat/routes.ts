@@ -8,15 +8,21 @@ import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { Content, MAX_TEXT_LENGTH, Message, MessageBody, MessageIdParams, RenderQuery, Revision } from './schemas.js'
 import { renderHtml, renderMarkdown, renderText, textLength } from './richtext.js'
-import { findMessage, insertMessage, listMessages, listRevisions, replaceContent } from './store.js'
+import { editMessage, findMessage, insertMessage, listMessages, listRevisions } from './store.js'
 
 const etagOf = (message: Message) => `"${message.revision}"`
 
-/** If-Match uses strong comparison (RFC 9110 §13.1.1): weak tags never match; `*` matches any message. */
-function ifMatchAccepts(header: string, message: Message): boolean {
-  return header.split(',').some((tag) => {
-    const trimmed = tag.trim()
-    return trimmed === '*' || trimmed === etagOf(message)
+/**
+ * If-Match (RFC 9110 §13.1.1, strong comparison): undefined when absent or `*` (any revision), else the
+ * revisions its strong tags name — empty when it names none that could match (weak tags, garbage).
+ */
+function acceptedRevisions(header: string | undefined): number[] | undefined {
+  if (header === undefined) return undefined
+  const tags = header.split(',').map((tag) => tag.trim())
+  if (tags.includes('*')) return undefined
+  return tags.flatMap((tag) => {
+    const strong = /^"([1-9]\d{0,14})"$/.exec(tag)
+    return strong ? [Number(strong[1])] : []
   })
 }
 
@@ -106,25 +112,20 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { workspaceId, principalId, role } = request.principal
-      const id = request.params.id.toLowerCase()
-      const ifMatch = request.headers['if-match']
       checkTextLength(request.body.content)
-      // Without If-Match a lost race is retried on top of the winner: last writer wins, no revision is lost.
-      for (;;) {
-        const edited = await db.transaction().execute(async (trx) => {
-          const current = await findMessage(trx, workspaceId, id)
-          if (!current) throw notFound('Message')
-          if (current.authorId !== principalId && role !== 'admin') {
-            throw new AppError('forbidden', 'Only the author of a message or a workspace admin may edit it.')
-          }
-          if (ifMatch !== undefined && !ifMatchAccepts(ifMatch, current)) {
-            throw new AppError('precondition-failed', `The message is at revision ${current.revision} (ETag ${etagOf(current)}); read it again and retry.`)
-          }
-          return replaceContent(trx, current, request.body.content)
-        })
-        if (edited) return reply.header('etag', etagOf(edited)).send(edited)
-        if (ifMatch !== undefined) throw new AppError('precondition-failed', 'The message was edited concurrently; read it again and retry.')
-      }
+      const outcome = await editMessage(db, {
+        id: request.params.id.toLowerCase(),
+        workspaceId,
+        principalId,
+        isAdmin: role === 'admin',
+        revisions: acceptedRevisions(request.headers['if-match']),
+        content: request.body.content,
+      })
+      if ('message' in outcome) return reply.header('etag', etagOf(outcome.message)).send(outcome.message)
+      if (outcome.refused === 'not-found') throw notFound('Message')
+      if (outcome.refused === 'forbidden') throw new AppError('forbidden', 'Only the author of a message or a workspace admin may edit it.')
+      const at = outcome.current as Message
+      throw new AppError('precondition-failed', `The message is at revision ${at.revision} (ETag ${etagOf(at)}); read it again and retry.`)
     },
   )
 

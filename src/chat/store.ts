@@ -1,6 +1,7 @@
-// Message storage: messages and their earlier revisions. An edit is a compare-and-set on `revision`
-// inside one transaction, so that concurrent edits never lose a revision.
+// Message storage: messages and their earlier revisions. An edit is one conditional UPDATE (a
+// compare-and-set on `revision` when asked); a trigger keeps the previous content, so no edit loses one.
 import type { Kysely, Selectable, Transaction } from 'kysely'
+import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
@@ -28,6 +29,22 @@ export interface MessageRevisionTable {
 
 type MessageRow = Selectable<MessageTable>
 
+const insertRow = prepared(7, (db, id: string, workspaceId: string, streamId: string, authorId: string, content: string, text: string, createdAt: string) =>
+  db.insertInto('messages').values({
+    id,
+    workspace_id: workspaceId,
+    stream_id: streamId,
+    author_id: authorId,
+    content,
+    text,
+    revision: 1,
+    created_at: createdAt,
+    edited_at: null,
+  }),
+)
+const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+  db.selectFrom('messages').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
+)
 function toMessage(row: MessageRow): Message {
   return {
     id: row.id,
@@ -40,6 +57,27 @@ function toMessage(row: MessageRow): Message {
     editedAt: row.edited_at,
   }
 }
+
+// The edit: one conditional UPDATE. The migration's trigger stores the previous content as a revision.
+const editAny = prepared(7, (db, content: string, text: string, editedAt: string, id: string, workspaceId: string, principalId: string, isAdmin: number) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({ content, text, edited_at: editedAt, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('author_id', '=', principalId), eb(eb.val(isAdmin), '=', 1)]))
+    .returningAll(),
+)
+const editAtRevision = prepared(8, (db, content: string, text: string, editedAt: string, id: string, workspaceId: string, principalId: string, isAdmin: number, revision: number) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({ content, text, edited_at: editedAt, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('author_id', '=', principalId), eb(eb.val(isAdmin), '=', 1)]))
+    .where('revision', '=', revision)
+    .returningAll(),
+)
 
 export async function insertMessage(
   db: Kysely<Database>,
@@ -56,12 +94,12 @@ export async function insertMessage(
     created_at: now(),
     edited_at: null,
   }
-  await db.insertInto('messages').values(row).execute()
+  await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.content, row.text, row.created_at)
   return toMessage(row)
 }
 
 export async function findMessage(db: Kysely<Database> | Transaction<Database>, workspaceId: string, id: string): Promise<Message | undefined> {
-  const row = await db.selectFrom('messages').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  const [row] = await selectOne(db, id, workspaceId)
   return row && toMessage(row)
 }
 
@@ -72,31 +110,40 @@ export async function listMessages(db: Kysely<Database>, workspaceId: string, st
   return rows.map(toMessage)
 }
 
+export type EditOutcome = { message: Message } | { refused: 'not-found' | 'forbidden' | 'stale'; current?: Message }
+
 /**
- * Replaces the content of `current` if it is still at `current.revision`, keeping the old content as a
- * revision. Returns the edited message, or undefined when another edit got there first.
+ * Replaces a message's content in one statement, if the caller may edit it and — when `revisions` is given —
+ * it is still at one of them (a compare-and-set: of concurrent edits at one revision exactly one succeeds).
+ * `revisions`: undefined for any; empty when nothing can match. When nothing was changed, says why.
  */
-export async function replaceContent(trx: Transaction<Database>, current: Message, content: Content): Promise<Message | undefined> {
-  const editedAt = now()
-  const updated = await trx
-    .updateTable('messages')
-    .set({ content: JSON.stringify(content), text: renderText(content), revision: current.revision + 1, edited_at: editedAt })
-    .where('id', '=', current.id)
-    .where('revision', '=', current.revision)
-    .returningAll()
-    .executeTakeFirst()
-  if (!updated) return undefined
-  await trx
-    .insertInto('message_revisions')
-    .values({
-      message_id: current.id,
-      revision: current.revision,
-      content: JSON.stringify(current.content),
-      text: current.text,
-      created_at: current.editedAt ?? current.createdAt,
-    })
-    .execute()
-  return toMessage(updated)
+export async function editMessage(
+  db: Kysely<Database>,
+  edit: { id: string; workspaceId: string; principalId: string; isAdmin: boolean; revisions: number[] | undefined; content: Content },
+): Promise<EditOutcome> {
+  const content = JSON.stringify(edit.content)
+  const text = renderText(edit.content)
+  const admin = edit.isAdmin ? 1 : 0
+  const { revisions } = edit
+  let row: MessageRow | undefined
+  if (revisions === undefined) [row] = await editAny(db, content, text, now(), edit.id, edit.workspaceId, edit.principalId, admin)
+  else if (revisions.length === 1) [row] = await editAtRevision(db, content, text, now(), edit.id, edit.workspaceId, edit.principalId, admin, revisions[0] as number)
+  else if (revisions.length > 1) {
+    row = await db
+      .updateTable('messages')
+      .set((eb) => ({ content, text, edited_at: now(), revision: eb('revision', '+', 1) }))
+      .where('id', '=', edit.id)
+      .where('workspace_id', '=', edit.workspaceId)
+      .where((eb) => eb.or([eb('author_id', '=', edit.principalId), eb(eb.val(admin), '=', 1)]))
+      .where('revision', 'in', revisions)
+      .returningAll()
+      .executeTakeFirst()
+  }
+  if (row) return { message: toMessage(row) }
+  const current = await findMessage(db, edit.workspaceId, edit.id)
+  if (!current) return { refused: 'not-found' }
+  if (current.authorId !== edit.principalId && !edit.isAdmin) return { refused: 'forbidden' }
+  return { refused: 'stale', current }
 }
 
 export async function listRevisions(db: Kysely<Database>, messageId: string, limit: number, afterRevision = 0): Promise<Revision[]> {

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NIL_UUID, Page, PageQuery, Problem, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound, type FieldError } from '../http/problem.js'
-import { listWorkspaceAgents } from '../agents/store.js'
+import { existingAgentIds, listDraftingAgents } from '../agents/store.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle } from './schemas.js'
@@ -14,8 +14,6 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { db } = app.database
 
-    const workspaceAgents = async (workspaceId: string) =>
-      (await listWorkspaceAgents(db, workspaceId)).map((a) => ({ id: a.id, name: a.name, instructions: a.instructions, tools: a.capabilities.tools }))
 
     app.post(
       '/cycles/streams/:streamId/cycles/draft',
@@ -39,7 +37,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         if (mode === 'refine' && !current) {
           throw new AppError('unprocessable', '`refine` edits an existing cycle: send it as `current`.', [{ pointer: '/current', detail: 'is required when mode is refine' }])
         }
-        const agents = await workspaceAgents(workspaceId)
+        const agents = await listDraftingAgents(db, workspaceId)
         request.log.debug({ streamId: stream.id, mode, engine: drafter.name }, 'drafting')
         const outcome = await drafter.draft({ mode, prompt, current, agents })
         return { mode, engine: drafter.name, ...outcome }
@@ -60,7 +58,8 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
       async (request, reply) => {
         const { workspaceId } = request.principal
         const stream = await requireStream(db, workspaceId, request.params.streamId)
-        const known = new Set((await workspaceAgents(workspaceId)).map((a) => a.id))
+        const referenced = [...new Set(request.body.phasesTemplate.map((p) => p.agentId.toLowerCase()).filter((id) => id !== NIL_UUID))]
+        const known = new Set(await existingAgentIds(db, workspaceId, referenced))
         const phases = request.body.phasesTemplate.map((p) => ({ ...p, id: p.id.toLowerCase(), agentId: p.agentId.toLowerCase() }))
         const errors: FieldError[] = []
         const seen = new Set<string>()

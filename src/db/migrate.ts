@@ -1,10 +1,12 @@
 // Applies the migrations (in code, so they work from tsx and from dist/ alike).
 import { Migrator, type Migration, type MigrationProvider } from 'kysely'
 import * as initial from './migrations/0001_initial.js'
+import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_message_revision_trigger': revisionTrigger,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

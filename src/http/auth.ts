@@ -1,6 +1,6 @@
 // Authentication for every /api route: a Bearer API key, or — in `local` mode only — no header
 // from a loopback peer, which acts as the local admin of the `default` workspace.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { isIP } from 'node:net'
 import type { AuthMode } from '../config.js'
 import type { Db } from '../db/connect.js'
@@ -31,19 +31,22 @@ function unauthorized(detail: string): AppError {
 export function registerAuth(app: FastifyInstance, options: { mode: AuthMode; db: Db; defaultWorkspaceId: string }): void {
   const localAdmin: Principal = { workspaceId: options.defaultWorkspaceId, principalId: LOCAL_ADMIN_ID, role: 'admin' }
   app.decorateRequest('principal', null as unknown as Principal)
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  // Callback style: the local path is synchronous and costs no promise.
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const header = request.headers.authorization
     if (header === undefined) {
       if (options.mode === 'local' && isLoopbackPeer(request.socket.remoteAddress)) {
         request.principal = localAdmin
-        return
+        return done()
       }
-      throw unauthorized('Send an API key as Authorization: Bearer <key>.')
+      return done(unauthorized('Send an API key as Authorization: Bearer <key>.'))
     }
     const match = /^Bearer +(\S+) *$/i.exec(header)
-    if (!match) throw unauthorized('The Authorization header must be "Bearer <key>".')
-    const principal = await findPrincipalByKey(options.db.db, match[1] as string)
-    if (!principal) throw unauthorized('The API key is not valid or has been revoked.')
-    request.principal = principal
+    if (!match) return done(unauthorized('The Authorization header must be "Bearer <key>".'))
+    findPrincipalByKey(options.db.db, match[1] as string).then((principal) => {
+      if (!principal) return done(unauthorized('The API key is not valid or has been revoked.'))
+      request.principal = principal
+      done()
+    }, done)
   })
 }

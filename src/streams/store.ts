@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import { notFound } from '../http/problem.js'
+import { prepared } from '../db/prepared.js'
 import type { CreateStreamBody, Stream } from './schemas.js'
 
 export interface StreamTable {
@@ -25,8 +26,12 @@ export async function insertStream(db: Kysely<Database>, workspaceId: string, bo
   return toStream(row)
 }
 
+const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+  db.selectFrom('streams').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
+)
+
 export async function findStream(db: Kysely<Database>, workspaceId: string, id: string): Promise<Stream | undefined> {
-  const row = await db.selectFrom('streams').selectAll().where('id', '=', id.toLowerCase()).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  const [row] = await selectOne(db, id.toLowerCase(), workspaceId)
   return row && toStream(row)
 }
 

@@ -30,22 +30,36 @@ export interface Match {
   score: number
 }
 
+// Indexing an agent's words costs far more than drafting with them: keep indexed agents across drafts.
+const INDEX_CACHE_SIZE = 5000
+const indexed = new Map<string, IndexedAgent>()
+
+const sameWords = (a: AgentProfile, b: AgentProfile) =>
+  a.name === b.name && a.instructions === b.instructions && a.tools.length === b.tools.length && a.tools.every((t, i) => t === b.tools[i])
+
+function indexAgent(agent: AgentProfile): IndexedAgent {
+  const cached = indexed.get(agent.id)
+  if (cached && sameWords(cached.agent, agent)) return cached
+  const weights = new Map<string, number>()
+  const note = (stems: string[], weight: number) => {
+    for (const s of stems) weights.set(s, Math.max(weights.get(s) ?? 0, weight))
+  }
+  note(contentStems(agent.instructions ?? ''), INSTRUCTION_WEIGHT)
+  note(contentStems(agent.tools.join(' ')), TOOL_WEIGHT)
+  note(contentStems(agent.name), NAME_WEIGHT)
+  const entry = { agent, nameWords: words(agent.name), weights }
+  if (indexed.size >= INDEX_CACHE_SIZE) indexed.delete(indexed.keys().next().value as string)
+  indexed.set(agent.id, entry)
+  return entry
+}
+
 export class AgentIndex {
   private readonly agents: IndexedAgent[]
   /** Agents by the first word of their name, for finding names in a step in one pass. */
   private readonly byFirstWord = new Map<string, IndexedAgent[]>()
 
   constructor(agents: AgentProfile[]) {
-    this.agents = agents.map((agent) => {
-      const weights = new Map<string, number>()
-      const note = (stems: string[], weight: number) => {
-        for (const s of stems) weights.set(s, Math.max(weights.get(s) ?? 0, weight))
-      }
-      note(contentStems(agent.instructions ?? ''), INSTRUCTION_WEIGHT)
-      note(contentStems(agent.tools.join(' ')), TOOL_WEIGHT)
-      note(contentStems(agent.name), NAME_WEIGHT)
-      return { agent, nameWords: words(agent.name), weights }
-    })
+    this.agents = agents.map(indexAgent)
     for (const indexed of this.agents) {
       const first = indexed.nameWords[0]
       if (first === undefined) continue

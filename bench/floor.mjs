@@ -1,0 +1,99 @@
+// The floor: the cheapest program that does the service's work on the benchmarked routes — node:http,
+// JSON.parse, one prepared better-sqlite3 statement (a transaction with the revision insert for edits),
+// JSON.stringify. No framework, no validation, no auth. Same paths as the service.
+// Usage: PORT=… DATABASE_FILE=… DRAFT_REPLY=<file with the JSON to answer drafts with> node bench/floor.mjs
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import Database from 'better-sqlite3'
+
+const db = new Database(process.env.DATABASE_FILE)
+db.pragma('journal_mode = WAL')
+db.pragma('synchronous = NORMAL')
+db.exec(`
+  create table if not exists agents (id text primary key, provider_type text, auth_mode text, name text, avatar_asset_id text,
+    credential_id text, config text, instructions text, template_id text, streaming integer, tools text, endpoint_url text,
+    created_at text, updated_at text);
+  create table if not exists messages (id text primary key, stream_id text, author_id text, content text, text text,
+    revision integer, created_at text, edited_at text);
+  create table if not exists message_revisions (message_id text, revision integer, content text, text text, created_at text,
+    primary key (message_id, revision));
+`)
+const draftReply = process.env.DRAFT_REPLY ? readFileSync(process.env.DRAFT_REPLY, 'utf8') : '{}'
+
+const insertAgent = db.prepare('insert into agents values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+const selectAgent = db.prepare('select * from agents where id = ?')
+const listAgents = db.prepare('select * from agents order by id limit ?')
+const insertMessage = db.prepare('insert into messages values (?, ?, ?, ?, ?, 1, ?, null)')
+const selectMessage = db.prepare('select * from messages where id = ?')
+const updateMessage = db.prepare('update messages set content = ?, text = ?, revision = revision + 1, edited_at = ? where id = ? returning *')
+const insertRevision = db.prepare('insert into message_revisions values (?, ?, ?, ?, ?)')
+
+const toAgent = (r) => ({
+  id: r.id, providerType: r.provider_type, authMode: r.auth_mode, name: r.name, avatarAssetId: r.avatar_asset_id,
+  credentialId: r.credential_id, config: JSON.parse(r.config), instructions: r.instructions, templateId: r.template_id,
+  capabilities: { streaming: r.streaming === 1, tools: JSON.parse(r.tools) }, endpointUrl: r.endpoint_url,
+  createdAt: r.created_at, updatedAt: r.updated_at,
+})
+const toMessage = (r) => ({
+  id: r.id, streamId: r.stream_id, authorId: r.author_id, content: JSON.parse(r.content), text: r.text,
+  revision: r.revision, createdAt: r.created_at, editedAt: r.edited_at,
+})
+const plainText = (content) => content.blocks.map((b) => b.elements.map((p) => p.children.map((c) => c.text).join('')).join('\n')).join('\n\n')
+
+const edit = db.transaction((id, content) => {
+  const current = selectMessage.get(id)
+  const row = updateMessage.get(JSON.stringify(content), plainText(content), new Date().toISOString(), id)
+  insertRevision.run(id, current.revision, current.content, current.text, current.edited_at ?? current.created_at)
+  return row
+})
+
+function send(res, status, body) {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' })
+  res.end(body)
+}
+
+const server = createServer((req, res) => {
+  const chunks = []
+  req.on('data', (c) => chunks.push(c))
+  req.on('end', () => {
+    const [path, query = ''] = req.url.split('?')
+    const parts = path.split('/')
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined
+    if (req.method === 'POST' && path === '/api/agents') {
+      const now = new Date().toISOString()
+      const row = {
+        id: randomUUID(), provider_type: body.providerType ?? 'custom_webhook', auth_mode: body.authMode ?? null, name: body.name,
+        avatar_asset_id: body.avatarAssetId ?? null, credential_id: body.credentialId ?? null, config: JSON.stringify(body.config ?? {}),
+        instructions: body.instructions ?? null, template_id: body.templateId ?? null, streaming: body.capabilities?.streaming ? 1 : 0,
+        tools: JSON.stringify(body.capabilities?.tools ?? []), endpoint_url: body.endpointUrl ?? null, created_at: now, updated_at: now,
+      }
+      insertAgent.run(...Object.values(row))
+      return send(res, 201, JSON.stringify(toAgent(row)))
+    }
+    if (req.method === 'GET' && path === '/api/agents') {
+      const limit = Number(new URLSearchParams(query).get('limit') ?? 50)
+      const rows = listAgents.all(limit + 1)
+      return send(res, 200, JSON.stringify({ data: rows.slice(0, limit).map(toAgent), nextCursor: rows.length > limit ? rows[limit - 1].id : null }))
+    }
+    if (req.method === 'GET' && parts[2] === 'agents' && parts[3]) {
+      const row = selectAgent.get(parts[3])
+      return row ? send(res, 200, JSON.stringify(toAgent(row))) : send(res, 404, '{}')
+    }
+    if (req.method === 'POST' && path === '/api/streams') return send(res, 201, JSON.stringify({ id: randomUUID(), name: body.name }))
+    if (req.method === 'POST' && parts[2] === 'chat' && parts[5] === 'messages') {
+      const id = randomUUID()
+      insertMessage.run(id, parts[4], 'author', JSON.stringify(body.content), plainText(body.content), new Date().toISOString())
+      return send(res, 201, JSON.stringify(toMessage(selectMessage.get(id))))
+    }
+    if (req.method === 'PATCH' && parts[2] === 'chat' && parts[3] === 'messages') {
+      return send(res, 200, JSON.stringify(toMessage(edit(parts[4], body.content))))
+    }
+    if (req.method === 'POST' && path.endsWith('/cycles/draft')) {
+      // The floor of drafting: parse the request and answer a draft of the same size, without drafting.
+      return send(res, 200, draftReply)
+    }
+    send(res, 404, '{}')
+  })
+})
+server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log(`floor listening on ${process.env.PORT}`))

@@ -1,0 +1,282 @@
+// `npm run bench`: the service (production build, SQLite in a temporary file) against the floor
+// (bench/floor.mjs) on the core operations, then one vs two service instances on PostgreSQL.
+// Servers are pinned to core 0 and the load generator (this process) to core 1; every measurement is
+// preceded by a warm-up; rounds alternate the two servers; medians are reported. Results: table + JSON.
+// Settings: BENCH_SECONDS (per measurement, default 5), BENCH_ROUNDS (default 3), BENCH_POSTGRES_URL,
+// BENCH_ONLY (run the scenarios whose name starts with it), BENCH_SKIP_POSTGRES=1.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import autocannon from 'autocannon'
+import pg from 'pg'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const WARMUP_SECONDS = Math.max(1, Math.round(SECONDS / 2))
+const CONNECTIONS = 32
+const ONLY = process.env.BENCH_ONLY
+const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0
+
+// The load generator runs on core 1: re-run this script pinned there.
+if (hasTaskset && !process.env.BENCH_PINNED) {
+  const run = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } })
+  process.exit(run.status ?? 1)
+}
+
+const json = { 'content-type': 'application/json' }
+const work = join(tmpdir(), `tandem-bench-${process.pid}`)
+mkdirSync(work, { recursive: true })
+const children: ChildProcess[] = []
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL')
+  rmSync(work, { recursive: true, force: true })
+})
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function start(name: string, core: number | null, args: string[], env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort()
+  const command = hasTaskset && core !== null ? ['taskset', '-c', String(core), process.execPath, ...args] : [process.execPath, ...args]
+  const child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] })
+  children.push(child)
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 200; i++) {
+    try {
+      const res = await fetch(`${url}/healthz`)
+      if (res.status === 200 || res.status === 404) return { url, child }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`${name} did not start`)
+}
+
+async function call(url: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(url + path, { method, headers: json, body: body === undefined ? undefined : JSON.stringify(body) })
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
+  return res.json() as Promise<unknown>
+}
+
+const AGENT = {
+  providerType: 'claude',
+  authMode: 'api_key',
+  name: 'Research Assistant',
+  credentialId: '01890a5d-ac96-774b-bcce-b302099a8057',
+  config: { model: 'claude-sonnet', temperature: 0.2, maxTokens: 4096, retries: { count: 3, backoffMs: 250 } },
+  instructions: 'Research companies, topics and sources on the web and in internal documents. Cite every source and flag anything uncertain. '.repeat(3),
+  templateId: 'research-v2',
+  capabilities: { streaming: true, tools: ['web_search', 'read_docs', 'summarise', 'cite'] },
+  endpointUrl: 'https://agents.example.com/hooks/research-assistant',
+}
+const paragraph = (text: string) => ({ type: 'paragraph', children: [{ type: 'text', text }, { type: 'text', text: ' — noted.', style: { italic: true } }] })
+const EDIT = {
+  content: {
+    blocks: [
+      {
+        type: 'rich_text',
+        elements: [
+          paragraph('Thanks for the report. I reproduced the bug on the staging build and traced it to the retry logic in the sync worker.'),
+          paragraph('A fix is ready for review: it bounds the retries and logs the failing request id so that support can follow up.'),
+          paragraph('I will deploy it tomorrow morning unless someone objects, and update this thread once it is live.'),
+        ],
+      },
+    ],
+  },
+}
+const PROMPT =
+  'When a support ticket arrives, first triage it and set its priority, then draft a friendly reply that answers the question, ' +
+  'and have @maria approve the reply before it is sent. After that, translate the reply into the customer\'s language if needed. ' +
+  'Finally, summarise the ticket and the outcome in the weekly support metrics chart, and wait for @tom to confirm the summary. ' +
+  'Research the customer\'s company when the ticket mentions a contract, and book a follow-up meeting with the account team.'
+
+const examples = JSON.parse(readFileSync(new URL('../test/cycles/fixtures/examples.json', import.meta.url), 'utf8'))
+
+interface Target {
+  name: string
+  url: string
+}
+interface Scenario {
+  name: string
+  method: 'GET' | 'POST' | 'PATCH'
+  path: (target: Target) => string | string[]
+  body?: unknown
+}
+
+async function seed(url: string) {
+  const stream = (await call(url, 'POST', '/api/streams', { name: 'bench' })) as { id: string }
+  const message = (await call(url, 'POST', `/api/chat/streams/${stream.id}/messages`, EDIT)) as { id: string }
+  let agentId = ''
+  for (let i = 0; i < 60; i++) agentId = ((await call(url, 'POST', '/api/agents', { ...AGENT, name: `Agent ${i}` })) as { id: string }).id
+  return { streamId: stream.id as string, messageId: message.id as string, agentId }
+}
+
+interface Sample {
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+}
+
+/** `path` may list several paths: requests then rotate over them (edits of different messages, say). */
+async function measure(url: string, scenario: Scenario, path: string | string[], seconds: number, connections = CONNECTIONS): Promise<Sample> {
+  const paths = [path].flat()
+  let next = 0
+  const result = await autocannon({
+    url: url + paths[0],
+    method: scenario.method,
+    headers: scenario.body ? json : {},
+    body: scenario.body ? JSON.stringify(scenario.body) : undefined,
+    connections,
+    duration: seconds,
+    ...(paths.length > 1 ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: paths[next++ % paths.length] as string }) }] } : {}),
+  })
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+
+function rssMb(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
+}
+
+async function sqliteComparison() {
+  console.log(`building…`)
+  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+  if (build.status !== 0) throw new Error('build failed')
+  const service = await start('service', 0, ['dist/main.js'], {
+    NODE_ENV: 'production',
+    DATABASE_URL: `sqlite:${join(work, 'service.db')}`,
+    TANDEM_AUTH: 'local',
+    LOG_LEVEL: 'info',
+  })
+  const serviceSeed = await seed(service.url)
+  for (const agent of examples.agents) await call(service.url, 'POST', '/api/agents', agent)
+  const draftReply = await call(service.url, 'POST', `/api/cycles/streams/${serviceSeed.streamId}/cycles/draft`, { mode: 'generate', prompt: PROMPT })
+  writeFileSync(join(work, 'draft.json'), JSON.stringify(draftReply))
+  const floor = await start('floor', 0, ['bench/floor.mjs'], { DATABASE_FILE: join(work, 'floor.db'), DRAFT_REPLY: join(work, 'draft.json') })
+  const floorSeed = await seed(floor.url)
+  const seeds: Record<string, typeof serviceSeed> = { service: serviceSeed, floor: floorSeed }
+  const targets: Target[] = [{ name: 'service', url: service.url }, { name: 'floor', url: floor.url }]
+
+  const scenarios: Scenario[] = [
+    // Drafting first: it assigns over the workspace's agents, which "create agent" then multiplies.
+    { name: `draft (builtin, ${PROMPT.length} chars)`, method: 'POST', path: (t) => `/api/cycles/streams/${seeds[t.name]!.streamId}/cycles/draft`, body: { mode: 'generate', prompt: PROMPT } },
+    { name: 'create agent', method: 'POST', path: () => '/api/agents', body: AGENT },
+    { name: 'get agent', method: 'GET', path: (t) => `/api/agents/${seeds[t.name]!.agentId}` },
+    { name: 'list agents (50)', method: 'GET', path: () => '/api/agents?limit=50' },
+    { name: 'edit message', method: 'PATCH', path: (t) => `/api/chat/messages/${seeds[t.name]!.messageId}`, body: EDIT },
+  ]
+  const rows = []
+  for (const scenario of scenarios.filter((s) => !ONLY || s.name.startsWith(ONLY))) {
+    const samples: Record<string, Sample[]> = { service: [], floor: [] }
+    for (const target of targets) await measure(target.url, scenario, scenario.path(target), WARMUP_SECONDS)
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? targets : [...targets].reverse()
+      for (const target of order) samples[target.name]!.push(await measure(target.url, scenario, scenario.path(target), SECONDS))
+    }
+    const summary = (name: string) => ({
+      rps: Math.round(median(samples[name]!.map((s) => s.rps))),
+      p50: median(samples[name]!.map((s) => s.p50)),
+      p99: median(samples[name]!.map((s) => s.p99)),
+      errors: samples[name]!.reduce((sum, s) => sum + s.errors, 0),
+    })
+    const s = summary('service')
+    const f = summary('floor')
+    const row = {
+      scenario: scenario.name,
+      'service req/s': s.rps,
+      'service p50 ms': s.p50,
+      'service p99 ms': s.p99,
+      'floor req/s': f.rps,
+      'floor p50 ms': f.p50,
+      'floor p99 ms': f.p99,
+      'service/floor': +(s.rps / f.rps).toFixed(2),
+      errors: s.errors + f.errors,
+    }
+    rows.push(row)
+    console.log(JSON.stringify(row))
+  }
+  const rss = rssMb(service.child)
+  service.child.kill('SIGTERM')
+  floor.child.kill('SIGTERM')
+  return { rows, serviceRssMb: rss }
+}
+
+async function postgresScaling() {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL })
+  try {
+    await admin.connect()
+  } catch {
+    console.log(`PostgreSQL not reachable at ${POSTGRES_URL}: scale-out part skipped`)
+    return null
+  }
+  await admin.query('drop database if exists tandem_bench')
+  await admin.query('create database tandem_bench')
+  await admin.end()
+  const url = new URL(POSTGRES_URL)
+  url.pathname = '/tandem_bench'
+  const env = { NODE_ENV: 'production', DATABASE_URL: url.toString(), TANDEM_AUTH: 'local', LOG_LEVEL: 'info' }
+  const first = await start('instance 1', 0, ['dist/main.js'], env)
+  const seeded = await seed(first.url)
+  // Edits spread over 32 messages: 32 connections on one row would measure a lock queue, not the service.
+  const messages: string[] = []
+  for (let i = 0; i < 32; i++) messages.push(((await call(first.url, 'POST', `/api/chat/streams/${seeded.streamId}/messages`, EDIT)) as { id: string }).id)
+  const scenarios: Scenario[] = [
+    { name: 'create agent', method: 'POST', path: () => '/api/agents', body: AGENT },
+    { name: 'get agent', method: 'GET', path: () => `/api/agents/${seeded.agentId}` },
+    { name: 'edit message (32 messages)', method: 'PATCH', path: () => messages.map((id) => `/api/chat/messages/${id}`), body: EDIT },
+  ]
+  const one: Record<string, Sample> = {}
+  for (const scenario of scenarios) {
+    await measure(first.url, scenario, scenario.path({ name: '', url: '' }), WARMUP_SECONDS)
+    one[scenario.name] = await measure(first.url, scenario, scenario.path({ name: '', url: '' }), SECONDS)
+  }
+  const second = await start('instance 2', 1, ['dist/main.js'], env)
+  const rows = []
+  for (const scenario of scenarios) {
+    const path = scenario.path({ name: '', url: '' })
+    await Promise.all([first, second].map((i) => measure(i.url, scenario, path, WARMUP_SECONDS, CONNECTIONS / 2)))
+    const both = await Promise.all([first, second].map((i) => measure(i.url, scenario, path, SECONDS, CONNECTIONS / 2)))
+    const single = one[scenario.name] as Sample
+    const total = both.reduce((sum, s) => sum + s.rps, 0)
+    rows.push({
+      scenario: scenario.name,
+      '1 instance req/s': Math.round(single.rps),
+      '1 instance p99 ms': single.p99,
+      '2 instances req/s': Math.round(total),
+      '2 instances p99 ms': Math.max(...both.map((s) => s.p99)),
+      'scale-out': +(total / single.rps).toFixed(2),
+      errors: single.errors + both.reduce((sum, s) => sum + s.errors, 0),
+    })
+  }
+  first.child.kill('SIGTERM')
+  second.child.kill('SIGTERM')
+  return rows
+}
+
+const sqlite = await sqliteComparison()
+console.log(`\nSQLite, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, medians (servers on core 0, load on core 1${hasTaskset ? '' : ' — taskset missing: not pinned'}):`)
+console.table(sqlite.rows)
+console.log(`service resident memory after the run: ${sqlite.serviceRssMb} MB`)
+const postgres = process.env.BENCH_SKIP_POSTGRES ? null : await postgresScaling()
+if (postgres) {
+  console.log(`\nPostgreSQL, ${CONNECTIONS} connections in all (split evenly over the instances), ${SECONDS} s:`)
+  console.table(postgres)
+}
+const results = { date: new Date().toISOString(), node: process.version, cores: 2, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, sqlite, postgres }
+mkdirSync('bench/results', { recursive: true })
+writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`)
+console.log('\nwritten to bench/results/latest.json')
+process.exit(0)
