@@ -1,13 +1,18 @@
 // buildApp(config): the whole service as a Fastify instance; tests use it with inject(), main.ts listens.
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
+import rateLimit from '@fastify/rate-limit'
 import type { Config } from './config.js'
 import { connect, type ConnectOptions, type Db } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { registerAuth } from './http/auth.js'
 import { registerDocs } from './http/docs.js'
 import { registerNotFound } from './http/not-found.js'
-import { registerErrorHandler } from './http/problem.js'
+import { registerIdempotency } from './http/idempotency.js'
+import { registerJsonBody } from './http/json-body.js'
+import { AppError, registerErrorHandler } from './http/problem.js'
 import { validatorCompiler } from './http/validation.js'
 import { randomUUID } from 'node:crypto'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
@@ -39,6 +44,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
+    // A request (headers and body) must arrive, and be answered, within this time; must exceed the drafter's.
+    requestTimeout: config.requestTimeoutMs,
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -53,6 +60,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setValidatorCompiler(validatorCompiler)
   // Only JSON bodies: without the text/plain parser any other media type is a 415.
   app.removeContentTypeParser('text/plain')
+  registerJsonBody(app)
   registerErrorHandler(app)
   registerNotFound(app)
   app.addHook('onRequest', (request, reply, done) => {
@@ -65,11 +73,30 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     })
   }
 
+  // Security headers on every response; the API sends JSON, and the one HTML route sets its own CSP.
+  await app.register(helmet, { global: true, contentSecurityPolicy: false, hsts: false })
+  if (config.corsOrigins) {
+    await app.register(cors, { origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins, exposedHeaders: ['location', 'etag', 'x-request-id', 'idempotent-replayed', 'retry-after'] })
+  }
   await registerDocs(app)
   await app.register(healthRoutes)
   await app.register(
     async (api) => {
       registerAuth(api, { mode: config.auth, db: database, defaultWorkspaceId })
+      if (config.rateLimit) {
+        // After authentication (registered above, so its hook runs first): the budget is per API key's principal.
+        await api.register(rateLimit, {
+          max: config.rateLimit.max,
+          timeWindow: config.rateLimit.windowMs,
+          hook: 'onRequest',
+          keyGenerator: (request) => request.principal?.principalId ?? request.ip,
+          errorResponseBuilder: (_request, context) =>
+            new AppError('rate-limited', `At most ${context.max} requests per ${context.after === '1 minute' ? 'minute' : context.after}; retry in ${Math.ceil(context.ttl / 1000)} s.`, undefined, {
+              'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))),
+            }),
+        })
+      }
+      registerIdempotency(api)
       await api.register(agentRoutes)
       await api.register(streamRoutes)
       await api.register(chatRoutes)

@@ -9,6 +9,11 @@ export type DrafterConfig =
   | { kind: 'mistral'; model: string }
   | { kind: 'openai-compatible'; baseURL: string; model: string }
 
+export interface RateLimit {
+  max: number
+  windowMs: number
+}
+
 export interface Config {
   port: number
   host: string
@@ -16,6 +21,11 @@ export interface Config {
   auth: AuthMode
   drafter: DrafterConfig
   drafterTimeoutMs: number
+  /** Requests per key (per peer address without one) and window; null when off. */
+  rateLimit: RateLimit | null
+  /** Origins allowed to call from a browser; null: CORS off. */
+  corsOrigins: string[] | null
+  requestTimeoutMs: number
   logLevel: string
 }
 
@@ -65,6 +75,26 @@ export function parseDrafter(raw: string): DrafterConfig {
   )
 }
 
+const WINDOWS: Record<string, number> = { second: 1000, minute: 60000, hour: 3600000 }
+
+export function parseRateLimit(raw: string): RateLimit | null {
+  if (raw === 'off') return null
+  const match = /^(\d{1,9})\/(second|minute|hour)$/.exec(raw)
+  if (!match || Number(match[1]) < 1) throw new ConfigError('TANDEM_RATE_LIMIT', `must be off or <requests>/<second|minute|hour> (e.g. 1200/minute), got "${raw}"`)
+  return { max: Number(match[1]), windowMs: WINDOWS[match[2] as string] as number }
+}
+
+function parseOrigins(raw: string | undefined): string[] | null {
+  if (raw === undefined || raw.trim() === '') return null
+  const origins = raw.split(',').map((o) => o.trim())
+  for (const origin of origins) {
+    if (origin !== '*' && !(URL.canParse(origin) && new URL(origin).origin === origin)) {
+      throw new ConfigError('TANDEM_CORS_ORIGINS', `must be * or a comma-separated list of origins like https://app.example.com, got "${origin}"`)
+    }
+  }
+  return origins
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -82,6 +112,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auth,
     drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
     drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
+    // On by default where keys are required; off in local mode, so that loopback benchmarks measure the service.
+    rateLimit: parseRateLimit(env.TANDEM_RATE_LIMIT ?? (auth === 'required' ? '1200/minute' : 'off')),
+    corsOrigins: parseOrigins(env.TANDEM_CORS_ORIGINS),
+    requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
     logLevel,
   }
 }

@@ -12,8 +12,18 @@ describe('configuration', () => {
       auth: 'local',
       drafter: { kind: 'builtin' },
       drafterTimeoutMs: 30000,
+      rateLimit: null,
+      corsOrigins: null,
+      requestTimeoutMs: 120000,
       logLevel: 'info',
     })
+  })
+
+  it('limits the rate by default only where keys are required', () => {
+    assert.deepEqual(loadConfig({ HOST: '0.0.0.0' }).rateLimit, { max: 1200, windowMs: 60000 })
+    assert.deepEqual(loadConfig({ TANDEM_RATE_LIMIT: '5/second' }).rateLimit, { max: 5, windowMs: 1000 })
+    assert.equal(loadConfig({ HOST: '0.0.0.0', TANDEM_RATE_LIMIT: 'off' }).rateLimit, null)
+    assert.deepEqual(loadConfig({ TANDEM_CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   })
 
   it('requires keys by default when bound beyond loopback', () => {
@@ -44,6 +54,11 @@ describe('configuration', () => {
       [{ TANDEM_DRAFTER: 'openai-compatible:ftp://x#m' }, /^TANDEM_DRAFTER: /],
       [{ TANDEM_DRAFTER_TIMEOUT_MS: '0' }, /^TANDEM_DRAFTER_TIMEOUT_MS: /],
       [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: /],
+      [{ TANDEM_RATE_LIMIT: 'lots' }, /^TANDEM_RATE_LIMIT: /],
+      [{ TANDEM_RATE_LIMIT: '0/minute' }, /^TANDEM_RATE_LIMIT: /],
+      [{ TANDEM_CORS_ORIGINS: 'example.com' }, /^TANDEM_CORS_ORIGINS: /],
+      [{ TANDEM_CORS_ORIGINS: 'https://a.example/path' }, /^TANDEM_CORS_ORIGINS: /],
+      [{ TANDEM_REQUEST_TIMEOUT_MS: '5' }, /^TANDEM_REQUEST_TIMEOUT_MS: /],
     ]
     for (const [env, message] of cases) assert.throws(() => loadConfig(env), { message }, JSON.stringify(env))
   })

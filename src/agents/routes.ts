@@ -13,6 +13,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/agents',
     {
+      config: { idempotent: true },
       schema: {
         tags: ['agents'],
         summary: 'Create an agent',

@@ -49,6 +49,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/chat/streams/:streamId/messages',
     {
+      config: { idempotent: true },
       schema: {
         tags: ['chat'],
         summary: 'Post a message to a stream',

@@ -26,7 +26,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
             'The draft is not stored. Phases are assigned to agents of the stream\'s workspace; when none fits, `agentId` is the nil UUID and a warning says so.',
           params: StreamIdParams,
           body: DraftBody,
-          response: { 200: DraftResult, 422: Problem, 502: Problem, 504: Problem, ...ProblemResponses },
+          response: { 200: DraftResult, 502: Problem, 504: Problem, ...ProblemResponses },
         },
       },
       async (request) => {
@@ -47,12 +47,13 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
     app.post(
       '/cycles/streams/:streamId/cycles',
       {
+        config: { idempotent: true },
         schema: {
           tags: ['cycles'],
           summary: 'Save a cycle definition',
           params: StreamIdParams,
           body: CycleDefinition,
-          response: { 201: SavedCycle, 422: Problem, ...ProblemResponses },
+          response: { 201: SavedCycle, ...ProblemResponses },
         },
       },
       async (request, reply) => {

@@ -4,6 +4,7 @@ import type { AgentTable } from '../agents/store.js'
 import type { StreamTable } from '../streams/store.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
 import type { CycleTable } from '../cycles/store.js'
+import type { IdempotencyKeyTable } from '../http/idempotency.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -11,6 +12,7 @@ export interface Database {
   agents: AgentTable
   streams: StreamTable
   cycles: CycleTable
+  idempotency_keys: IdempotencyKeyTable
   messages: MessageTable
   message_revisions: MessageRevisionTable
 }

@@ -55,8 +55,10 @@ export const ProblemResponses = {
   400: Problem,
   401: Problem,
   404: Problem,
+  409: Problem,
   413: Problem,
   415: Problem,
+  422: Problem,
   429: Problem,
   500: Problem,
 }

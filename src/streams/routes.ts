@@ -11,7 +11,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/streams',
-    { schema: { tags: ['streams'], summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
+    { config: { idempotent: true }, schema: { tags: ['streams'], summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
     async (request, reply) => {
       const stream = await insertStream(db, request.principal.workspaceId, request.body)
       return reply.code(201).header('location', `/api/streams/${stream.id}`).send(stream)

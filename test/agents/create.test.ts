@@ -233,3 +233,26 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+for (const dialect of dialects()) {
+  describe(`text with U+0000 (${dialect})`, () => {
+    it('is refused on both databases with a pointer at each field that holds it', async () => {
+      const app = await build(dialect)
+      try {
+        const res = await app.inject({
+          method: 'POST',
+          url: '/api/agents',
+          payload: '{"name":"a\\u0000b","config":{"k\\u0000":"v","ok":"\\\\u0000 is text"},"capabilities":{"tools":["x","\\u0000"]}}',
+          headers: { 'content-type': 'application/json' },
+        })
+        assert.equal(res.statusCode, 400)
+        assert.deepEqual(pointers(res), ['/capabilities/tools/1', '/config/k\u0000', '/name'])
+        const literal = await app.inject({ method: 'POST', url: '/api/agents', payload: '{"name":"\\\\u0000 is six characters"}', headers: { 'content-type': 'application/json' } })
+        assert.equal(literal.statusCode, 201)
+        assert.equal(literal.json().name, '\\u0000 is six characters')
+      } finally {
+        await app.close()
+      }
+    })
+  })
+}

@@ -1,0 +1,70 @@
+// JSON bodies: Fastify's own parser (secure-json-parse, __proto__ and constructor.prototype refused),
+// behind a linear check of the nesting depth. A body nested deeper than MAX_DEPTH is a 400: deeper
+// structures would only be walked by recursive code later (serialisers, stringify) that could overflow.
+// Text may not contain U+0000: PostgreSQL cannot store it, and the answer must not depend on the database.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { AppError, type FieldError } from './problem.js'
+
+export const MAX_DEPTH = 64
+
+const OPEN_OBJECT = 0x7b
+const OPEN_ARRAY = 0x5b
+const CLOSE_OBJECT = 0x7d
+const CLOSE_ARRAY = 0x5d
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+
+/** True when the JSON text nests deeper than `limit` (brackets inside strings do not count). */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === BACKSLASH) i++
+      else if (c === QUOTE) inString = false
+    } else if (c === QUOTE) inString = true
+    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (++depth > limit) return true
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--
+  }
+  return false
+}
+
+const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
+
+/** JSON Pointers of every string (or key) that holds U+0000. */
+function nulPointers(value: unknown, at = '', found: FieldError[] = []): FieldError[] {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) found.push({ pointer: at, detail: 'may not contain the NUL character (U+0000)' })
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => nulPointers(item, `${at}/${i}`, found))
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('\u0000')) found.push({ pointer: `${at}/${escapePointer(key)}`, detail: 'may not contain the NUL character (U+0000)' })
+      nulPointers(item, `${at}/${escapePointer(key)}`, found)
+    }
+  }
+  return found
+}
+
+export function registerJsonBody(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request: FastifyRequest, body: string | Buffer, done) => {
+    const text = body as string
+    // A body shorter than the limit's brackets cannot nest that deep: skip the scan.
+    if (text.length > MAX_DEPTH * 2 && nestsDeeperThan(text, MAX_DEPTH)) {
+      done(new AppError('malformed-json', `The body nests deeper than ${MAX_DEPTH} levels.`), undefined)
+      return
+    }
+    // JSON can only carry U+0000 as the escape \u0000: a quick search spares the walk for every other body.
+    if (!text.includes('u0000')) return parse(request, text, done)
+    parse(request, text, (error, parsed) => {
+      if (error) return done(error, undefined)
+      const errors = nulPointers(parsed)
+      if (errors.length > 0) return done(new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors), undefined)
+      done(null, parsed)
+    })
+  })
+}

@@ -1,0 +1,236 @@
+// Fuzzing every route: bodies built from the route schemas, then mutated (wrong types, missing and unknown
+// fields, boundary lengths, astral characters, __proto__ / constructor keys — inside `config` too —,
+// truncated JSON, duplicate keys, invalid UTF-8, random bytes), plus fixed hostile payloads (100 000 levels
+// of nesting, 2 MiB strings). Every answer is a 2xx or a well-formed 4xx problem: never a 5xx, never a
+// crash, never a polluted prototype; unmutated valid bodies are accepted. FUZZ_RUNS sets the request count.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import fc from 'fast-check'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { build, dialects, send } from './helpers.js'
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 20000)
+const SEED = Number(process.env.FUZZ_SEED ?? 20261121)
+const UUID = fc.uuid({ version: [1, 4, 7] })
+const text = (maxLength: number) => fc.oneof(fc.string({ maxLength }), fc.string({ unit: 'binary', maxLength }))
+const safeKey = fc.string({ maxLength: 12 }).filter((k) => !['__proto__', 'constructor', 'prototype'].includes(k))
+
+const agentBody = fc.record(
+  {
+    name: fc.string({ unit: 'binary', minLength: 1, maxLength: 120 }),
+    providerType: fc.constantFrom('custom_webhook', 'custom_token_only', 'claude', 'mistral', 'elevenlabs', 'copilot_studio', 'cursor'),
+    authMode: fc.constantFrom('api_key', 'direct_line', 'none'),
+    avatarAssetId: UUID,
+    credentialId: fc.constantFrom('00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'),
+    config: fc.dictionary(safeKey, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 }),
+    instructions: text(300),
+    templateId: text(40),
+    capabilities: fc.record({ streaming: fc.boolean(), tools: fc.array(fc.string({ maxLength: 20 }), { maxLength: 50 }) }, { requiredKeys: [] }),
+    endpointUrl: fc.constantFrom('https://example.com/hook', 'http://127.0.0.1:8080/a?b=c', 'HTTPS://EXAMPLE.ORG'),
+  },
+  { requiredKeys: ['name'] },
+)
+const run = fc.record({ type: fc.constant('text'), text: text(50), style: fc.record({ bold: fc.boolean(), italic: fc.boolean(), strikethrough: fc.boolean(), code: fc.boolean() }, { requiredKeys: [] }) }, { requiredKeys: ['type', 'text'] })
+const paragraph = fc.record({ type: fc.constant('paragraph'), direction: fc.constantFrom('ltr', 'rtl'), children: fc.array(run, { maxLength: 4 }) }, { requiredKeys: ['type', 'children'] })
+const messageBody = fc.record({ content: fc.record({ blocks: fc.array(fc.record({ type: fc.constant('rich_text'), elements: fc.array(paragraph, { maxLength: 3 }) }), { minLength: 1, maxLength: 4 }) }) })
+const phase = fc.record({
+  id: UUID,
+  agentId: fc.constant('00000000-0000-0000-0000-000000000000'),
+  goal: text(40),
+  instructions: text(80),
+  autoAdvance: fc.boolean(),
+  phaseName: text(30),
+  operatorPool: fc.array(fc.string({ maxLength: 10 }), { maxLength: 4 }),
+})
+const cycleBody = fc.record({ triggerName: text(30), description: text(60), phasesTemplate: fc.uniqueArray(phase, { maxLength: 5, selector: (p) => p.id.toLowerCase() }) })
+const draftBody = fc.record({ mode: fc.constantFrom('generate', 'create', 'new'), prompt: text(400) })
+
+type Json = unknown
+
+/** Valid bodies hold no U+0000 (refused everywhere: PostgreSQL cannot store it). */
+function withoutNul(value: Json): Json {
+  if (typeof value === 'string') return value.replace(/\u0000/g, ' ')
+  if (Array.isArray(value)) return value.map(withoutNul)
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/\u0000/g, ' '), withoutNul(v)]))
+  return value
+}
+interface Target {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  url: string
+  body?: fc.Arbitrary<Json>
+}
+
+// Mutations of a JSON value at a position chosen by `at` (a walk over the tree).
+const MUTATIONS = ['replace', 'delete', 'add', 'retype', 'proto', 'huge', 'astral'] as const
+const mutation = fc.record({ op: fc.constantFrom(...MUTATIONS), at: fc.nat(), value: fc.jsonValue({ maxDepth: 2 }), key: fc.oneof(safeKey, fc.constantFrom('__proto__', 'constructor', 'prototype', 'extra')) })
+
+function containers(value: Json, found: Array<Record<string, Json> | Json[]> = []): Array<Record<string, Json> | Json[]> {
+  if (value !== null && typeof value === 'object') {
+    found.push(value as Record<string, Json>)
+    for (const child of Object.values(value)) containers(child, found)
+  }
+  return found
+}
+
+function mutate(body: Json, plan: { op: (typeof MUTATIONS)[number]; at: number; value: Json; key: string }): Json {
+  const copy = structuredClone(body)
+  const places = containers(copy)
+  const target = places[plan.at % places.length] as Record<string, Json>
+  const keys = Object.keys(target)
+  const key = keys[plan.at % Math.max(keys.length, 1)]
+  switch (plan.op) {
+    case 'replace':
+      if (key !== undefined) target[key] = plan.value
+      break
+    case 'delete':
+      if (key !== undefined) delete target[key]
+      break
+    case 'add':
+      target[plan.key] = plan.value
+      break
+    case 'retype':
+      if (key !== undefined) target[key] = typeof target[key] === 'string' ? 42 : typeof target[key] === 'number' ? String(target[key]) : typeof target[key] === 'boolean' ? 'true' : [target[key]]
+      break
+    case 'proto':
+      return JSON.stringify(copy).replace(/^\{/, `{${JSON.stringify(plan.key)}:${JSON.stringify({ polluted: true })},`)
+    case 'huge':
+      if (key !== undefined) target[key] = 'x'.repeat(20000 + (plan.at % 50000))
+      break
+    case 'astral':
+      if (key !== undefined) target[key] = '😀'.repeat(1 + (plan.at % 130))
+      break
+  }
+  return copy
+}
+
+// The bytes of a request: usually the JSON of the body, sometimes damaged.
+const RAW = ['json', 'json', 'json', 'truncated', 'duplicate', 'bytes', 'badUtf8', 'protoText'] as const
+const encoding = fc.record({ how: fc.constantFrom(...RAW), at: fc.nat(), bytes: fc.uint8Array({ maxLength: 64 }) })
+
+function encode(body: Json, plan: { how: (typeof RAW)[number]; at: number; bytes: Uint8Array }, raw = false): Buffer | string {
+  const json = raw ? (body as string) : (JSON.stringify(body) ?? 'null')
+  switch (plan.how) {
+    case 'truncated':
+      return json.slice(0, plan.at % Math.max(json.length, 1))
+    case 'duplicate':
+      return json.replace(/^\{/, '{"name":"dup","name":"dup2",')
+    case 'bytes':
+      return Buffer.from(plan.bytes)
+    case 'badUtf8':
+      return Buffer.concat([Buffer.from(json.slice(0, 1 + (plan.at % json.length))), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from(json.slice(1 + (plan.at % json.length)))])
+    case 'protoText':
+      return json.replace(/^\{/, '{"constructor":{"prototype":{"polluted":true}},')
+    default:
+      return json
+  }
+}
+
+function assertWellFormed(response: LightMyRequestResponse, context: string): void {
+  assert.ok(response.statusCode < 500, `${context} → ${response.statusCode} ${response.body.slice(0, 300)}`)
+  if (response.statusCode >= 400) {
+    assert.equal(response.headers['content-type'], 'application/problem+json; charset=utf-8', context)
+    const problem = response.json()
+    assert.equal(problem.status, response.statusCode, context)
+    for (const field of ['type', 'title', 'detail']) assert.equal(typeof problem[field], 'string', `${context}: ${field}`)
+    for (const error of problem.errors ?? []) assert.ok(typeof error.pointer === 'string' && typeof error.detail === 'string', context)
+  }
+}
+
+function assertNoPollution(): void {
+  assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).filter((name) => name === 'polluted'), [])
+  assert.equal(({} as Record<string, unknown>).polluted, undefined)
+}
+
+for (const dialect of dialects()) {
+  describe(`fuzzing every route (${dialect})`, () => {
+    let app: FastifyInstance
+    let targets: Target[]
+    const runs = dialect === 'sqlite' ? RUNS : Math.ceil(RUNS / 10)
+    before(async () => {
+      app = await build(dialect)
+      const streamId = (await send(app, 'POST', '/api/streams', { name: 'fuzz' })).json().id
+      const agentId = (await send(app, 'POST', '/api/agents', { name: 'Fuzz target' })).json().id
+      const messageId = (await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: { blocks: [{ type: 'rich_text', elements: [] }] } })).json().id
+      targets = [
+        { method: 'POST', url: '/api/agents', body: agentBody },
+        { method: 'PATCH', url: `/api/agents/${agentId}`, body: agentBody },
+        { method: 'GET', url: '/api/agents?limit=5' },
+        { method: 'GET', url: `/api/agents/${agentId}` },
+        { method: 'POST', url: '/api/streams', body: fc.record({ name: fc.string({ minLength: 1, maxLength: 120 }), description: text(100) }, { requiredKeys: ['name'] }) },
+        { method: 'GET', url: `/api/streams/${streamId}` },
+        { method: 'POST', url: `/api/chat/streams/${streamId}/messages`, body: messageBody },
+        { method: 'GET', url: `/api/chat/streams/${streamId}/messages?limit=3` },
+        { method: 'PATCH', url: `/api/chat/messages/${messageId}`, body: messageBody },
+        { method: 'GET', url: `/api/chat/messages/${messageId}/revisions?limit=2` },
+        { method: 'GET', url: `/api/chat/messages/${messageId}/render?format=html` },
+        { method: 'POST', url: `/api/cycles/streams/${streamId}/cycles/draft`, body: draftBody },
+        { method: 'POST', url: `/api/cycles/streams/${streamId}/cycles`, body: cycleBody },
+        { method: 'GET', url: `/api/cycles/streams/${streamId}/cycles` },
+      ]
+    })
+    after(() => app.close())
+
+    it(`answers ${runs} generated and mutated requests with 2xx or a well-formed 4xx`, { timeout: 600000 }, async () => {
+      const counts = { requests: 0, accepted: 0, rejected: 0 }
+      const request = fc.record({
+        target: fc.nat(),
+        valid: fc.boolean(),
+        mutation,
+        encoding,
+        contentType: fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded'),
+        pathNoise: fc.constantFrom('', '', '', 'x', '%00', '/..', '?limit=0', '?cursor=%ff', '?format=pdf', '?limit=1e9'),
+      })
+      await fc.assert(
+        fc.asyncProperty(request, fc.gen(), async (plan, gen) => {
+          const target = targets[plan.target % targets.length] as Target
+          let url = target.url
+          let payload: Buffer | string | undefined
+          let body: Json
+          if (target.body) {
+            body = withoutNul(gen(() => target.body as fc.Arbitrary<Json>))
+            const mutated = plan.valid ? body : mutate(body, plan.mutation)
+            payload = plan.valid ? JSON.stringify(body) : encode(mutated, plan.encoding, plan.mutation.op === 'proto')
+          }
+          if (!plan.valid) url += plan.pathNoise
+          const headers = payload === undefined ? {} : { 'content-type': plan.valid ? 'application/json' : plan.contentType }
+          const response = await app.inject({ method: target.method, url, payload, headers })
+          counts.requests++
+          const context = `${target.method} ${url} ${String(payload).slice(0, 200)}`
+          assertWellFormed(response, context)
+          assertNoPollution()
+          if (plan.valid) {
+            assert.ok(response.statusCode < 300, `valid input refused: ${context} → ${response.statusCode} ${response.body.slice(0, 300)}`)
+            counts.accepted++
+          } else if (response.statusCode >= 400) counts.rejected++
+        }),
+        { numRuns: runs, seed: SEED, endOnFailure: true },
+      )
+      console.log(`fuzz (${dialect}): ${counts.requests} requests, ${counts.accepted} valid accepted, ${counts.rejected} rejected with 4xx, 0 5xx, 0 crashes, prototype clean`)
+      assert.equal(counts.requests, runs)
+    })
+
+    it('survives fixed hostile payloads', async () => {
+      const hostile: Array<[string, string | Buffer]> = [
+        ['100 000 nested arrays', '['.repeat(100000) + ']'.repeat(100000)],
+        ['100 000 nested objects in config', `{"name":"deep","config":${'{"a":'.repeat(100000)}1${'}'.repeat(100000)}}`],
+        ['2 MiB string', JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) })],
+        ['nested proto', '{"name":"p","config":{"a":{"__proto__":{"polluted":true}}}}'],
+        ['constructor prototype', '{"name":"p","config":{"constructor":{"prototype":{"polluted":true}}}}'],
+        ['lone surrogate', '{"name":"\\ud800"}'],
+        ['NUL bytes', '{"name":"a\\u0000b"}'],
+        ['empty', ''],
+        ['whitespace', '   '],
+        ['BOM', '\ufeff{"name":"bom"}'],
+        ['numbers', '{"name":"n","config":{"big":1e400,"neg":-0}}'],
+      ]
+      for (const [label, payload] of hostile) {
+        for (const url of ['/api/agents', `/api/chat/messages/${'01890a5d-ac96-774b-bcce-b302099a8057'}`]) {
+          const response = await app.inject({ method: url.includes('chat') ? 'PATCH' : 'POST', url, payload, headers: { 'content-type': 'application/json' } })
+          assertWellFormed(response, `${label} → ${url}`)
+          assertNoPollution()
+        }
+      }
+      assert.equal((await send(app, 'GET', '/healthz')).statusCode, 200, 'still alive')
+    })
+  })
+}
