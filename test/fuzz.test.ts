@@ -49,9 +49,9 @@ type Json = unknown
 
 /** Valid bodies hold no U+0000 (refused everywhere: PostgreSQL cannot store it). */
 function withoutNul(value: Json): Json {
-  if (typeof value === 'string') return value.replace(/\u0000/g, ' ')
+  if (typeof value === 'string') return value.replaceAll('\u0000', ' ')
   if (Array.isArray(value)) return value.map(withoutNul)
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/\u0000/g, ' '), withoutNul(v)]))
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ' '), withoutNul(v)]))
   return value
 }
 interface Target {
