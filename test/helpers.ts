@@ -35,8 +35,11 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
-/** A fresh, empty database: a new SQLite file, or a new PostgreSQL schema. */
-export async function freshDatabase(dialect: Dialect): Promise<TestDatabase> {
+/**
+ * A fresh, empty database: a new SQLite file, or a new PostgreSQL schema — or, with `ownDatabase`, a new
+ * PostgreSQL database, for a server process that knows only its DATABASE_URL.
+ */
+export async function freshDatabase(dialect: Dialect, options: { ownDatabase?: boolean } = {}): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`
   if (dialect === 'sqlite') {
     const file = join(tmpdir(), `tandem-${name}.db`)
@@ -46,6 +49,12 @@ export async function freshDatabase(dialect: Dialect): Promise<TestDatabase> {
     return { url: `sqlite:${file}`, drop }
   }
   if (!POSTGRES_URL) throw new Error('TANDEM_TEST_POSTGRES_URL is not set')
+  if (options.ownDatabase) {
+    await adminQuery(`create database ${name}`)
+    const url = new URL(POSTGRES_URL)
+    url.pathname = `/${name}`
+    return { url: url.toString(), drop: () => adminQuery(`drop database ${name} with (force)`) }
+  }
   await adminQuery(`create schema ${name}`)
   return { url: POSTGRES_URL, schema: name, drop: () => adminQuery(`drop schema ${name} cascade`) }
 }
