@@ -146,6 +146,37 @@ async function measure(url: string, scenario: Scenario, path: string | string[],
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 
+/** CPU seconds used so far by some processes (from /proc). */
+function cpuSeconds(pids: number[]): number {
+  let ticks = 0
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // the process has gone
+    }
+  }
+  return ticks / 100
+}
+
+const postgresPids = () => (spawnSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).stdout || '').split('\n').filter(Boolean).map(Number)
+
+/** Runs `work` and says how the machine's cores were spent meanwhile, in % of one core each. */
+async function withCpuShares<T>(instances: ChildProcess[], work: () => Promise<T>): Promise<{ result: T; cpu: string }> {
+  const pg = postgresPids()
+  const own = instances.map((c) => c.pid as number)
+  const start = { service: cpuSeconds(own), postgres: cpuSeconds(pg), load: process.cpuUsage(), at: Date.now() }
+  const result = await work()
+  const seconds = (Date.now() - start.at) / 1000
+  const load = process.cpuUsage(start.load)
+  const share = (used: number) => `${Math.round((100 * used) / seconds)}%`
+  return {
+    result,
+    cpu: `service ${share(cpuSeconds(own) - start.service)}, PostgreSQL ${share(cpuSeconds(pg) - start.postgres)}, load generator ${share((load.user + load.system) / 1e6)} (of 200%)`,
+  }
+}
+
 function rssMb(child: ChildProcess): number {
   const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
@@ -214,6 +245,8 @@ async function sqliteComparison() {
   return { rows, serviceRssMb: rss }
 }
 
+const cpuNotes: string[] = []
+
 async function postgresScaling() {
   const admin = new pg.Client({ connectionString: POSTGRES_URL })
   try {
@@ -238,18 +271,19 @@ async function postgresScaling() {
     { name: 'get agent', method: 'GET', path: () => `/api/agents/${seeded.agentId}` },
     { name: 'edit message (32 messages)', method: 'PATCH', path: () => messages.map((id) => `/api/chat/messages/${id}`), body: EDIT },
   ]
-  const one: Record<string, Sample> = {}
+  const one: Record<string, { sample: Sample; cpu: string }> = {}
   for (const scenario of scenarios) {
     await measure(first.url, scenario, scenario.path({ name: '', url: '' }), WARMUP_SECONDS)
-    one[scenario.name] = await measure(first.url, scenario, scenario.path({ name: '', url: '' }), SECONDS)
+    const { result, cpu } = await withCpuShares([first.child], () => measure(first.url, scenario, scenario.path({ name: '', url: '' }), SECONDS))
+    one[scenario.name] = { sample: result, cpu }
   }
   const second = await start('instance 2', 1, ['dist/main.js'], env)
   const rows = []
   for (const scenario of scenarios) {
     const path = scenario.path({ name: '', url: '' })
     await Promise.all([first, second].map((i) => measure(i.url, scenario, path, WARMUP_SECONDS, CONNECTIONS / 2)))
-    const both = await Promise.all([first, second].map((i) => measure(i.url, scenario, path, SECONDS, CONNECTIONS / 2)))
-    const single = one[scenario.name] as Sample
+    const { result: both, cpu } = await withCpuShares([first.child, second.child], () => Promise.all([first, second].map((i) => measure(i.url, scenario, path, SECONDS, CONNECTIONS / 2))))
+    const single = one[scenario.name]!.sample
     const total = both.reduce((sum, s) => sum + s.rps, 0)
     rows.push({
       scenario: scenario.name,
@@ -260,6 +294,7 @@ async function postgresScaling() {
       'scale-out': +(total / single.rps).toFixed(2),
       errors: single.errors + both.reduce((sum, s) => sum + s.errors, 0),
     })
+    cpuNotes.push(`${scenario.name}: 1 instance — ${one[scenario.name]!.cpu}; 2 instances — ${cpu}`)
   }
   first.child.kill('SIGTERM')
   second.child.kill('SIGTERM')
@@ -274,8 +309,10 @@ const postgres = process.env.BENCH_SKIP_POSTGRES ? null : await postgresScaling(
 if (postgres) {
   console.log(`\nPostgreSQL, ${CONNECTIONS} connections in all (split evenly over the instances), ${SECONDS} s:`)
   console.table(postgres)
+  console.log('CPU while measuring:')
+  for (const note of cpuNotes) console.log(`  ${note}`)
 }
-const results = { date: new Date().toISOString(), node: process.version, cores: 2, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, sqlite, postgres }
+const results = { date: new Date().toISOString(), node: process.version, cores: 2, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, sqlite, postgres, postgresCpu: cpuNotes }
 mkdirSync('bench/results', { recursive: true })
 writeFileSync('bench/results/latest.json', `${JSON.stringify(results, null, 2)}\n`)
 console.log('\nwritten to bench/results/latest.json')

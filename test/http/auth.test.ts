@@ -94,3 +94,53 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+for (const dialect of dialects()) {
+  describe(`access control changes nothing (${dialect})`, () => {
+    let app: FastifyInstance
+    before(async () => {
+      app = await build(dialect, { TANDEM_AUTH: 'required' })
+    })
+    after(() => app.close())
+
+    it('no key, a malformed, unknown, revoked or foreign key, and a forged loopback claim: 401/404, nothing written', async () => {
+      const db = app.database.db
+      const home = await ensureWorkspace(db, 'default')
+      const owner = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: home, name: 'owner', role: 'member' })).key}` }
+      const revoked = await createApiKey(db, { workspaceId: home, name: 'revoked', role: 'admin' })
+      await revokeApiKey(db, revoked.id)
+      const foreign = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'foreign'), name: 'foreign', role: 'admin' })).key
+      const agent = (await send(app, 'POST', '/api/agents', { name: 'Guarded' }, owner)).json()
+      const stream = (await send(app, 'POST', '/api/streams', { name: 'guarded' }, owner)).json()
+      const content = { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'mine' }] }] }] }
+      const message = (await send(app, 'POST', `/api/chat/streams/${stream.id}/messages`, { content }, owner)).json()
+      const snapshot = async () => JSON.stringify([
+        (await send(app, 'GET', `/api/agents/${agent.id}`, undefined, owner)).body,
+        (await send(app, 'GET', '/api/agents?limit=100', undefined, owner)).body,
+        (await send(app, 'GET', `/api/chat/messages/${message.id}`, undefined, owner)).body,
+        (await send(app, 'GET', `/api/chat/messages/${message.id}/revisions`, undefined, owner)).body,
+      ])
+      const before = await snapshot()
+      const callers: Array<[string, Record<string, string>, number]> = [
+        ['no key', {}, 401],
+        ['malformed header', { authorization: 'Token abc' }, 401],
+        ['malformed key', { authorization: 'Bearer not-a-key' }, 401],
+        ['unknown key', { authorization: `Bearer tdm_${'A'.repeat(43)}` }, 401],
+        ['revoked key', { authorization: `Bearer ${revoked.key}` }, 401],
+        ['forged loopback', { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' }, 401],
+        ["another workspace's key", { authorization: `Bearer ${foreign}` }, 404],
+      ]
+      for (const [label, headers, status] of callers) {
+        const attempts = [
+          await send(app, 'PATCH', `/api/agents/${agent.id}`, { name: 'Taken' }, headers),
+          await send(app, 'DELETE', `/api/agents/${agent.id}`, undefined, headers),
+          await send(app, 'PATCH', `/api/chat/messages/${message.id}`, { content: { blocks: [{ type: 'rich_text', elements: [] }] } }, headers),
+          await send(app, 'POST', `/api/chat/streams/${stream.id}/messages`, { content }, headers),
+        ]
+        assert.deepEqual(attempts.map((r) => r.statusCode), [status, status, status, status], label)
+        for (const res of attempts) assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8', label)
+      }
+      assert.equal(await snapshot(), before, 'nothing changed')
+    })
+  })
+}
