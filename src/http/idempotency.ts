@@ -51,11 +51,11 @@ async function claim(db: Kysely<Database>, workspaceId: string, key: string, has
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
 }
 
+/** Adds the two hooks to the routes declared `config: { idempotent: true }` only: other routes pay nothing. */
 export function registerIdempotency(app: FastifyInstance): void {
   const { db } = app.database
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!request.routeOptions.config.idempotent) return
+  const replayOrClaim = async (request: FastifyRequest, reply: FastifyReply) => {
     const key = request.headers['idempotency-key']
     if (key === undefined) return
     if (typeof key !== 'string' || !KEY_FORM.test(key)) {
@@ -86,9 +86,9 @@ export function registerIdempotency(app: FastifyInstance): void {
       return reply.code(stored.status).headers(headers).header('idempotent-replayed', 'true').send(stored.body)
     }
     throw new AppError('conflict', `The Idempotency-Key "${key}" is contended; retry shortly.`, undefined, { 'retry-after': '1' })
-  })
+  }
 
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  const storeResponse = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const key = request.idempotencyKey
     if (key === undefined) return payload
     request.idempotencyKey = undefined
@@ -107,5 +107,11 @@ export function registerIdempotency(app: FastifyInstance): void {
       .where('key', '=', key)
       .execute()
     return payload
+  }
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return
+    route.preHandler = [...[route.preHandler ?? []].flat(), replayOrClaim]
+    route.onSend = [...[route.onSend ?? []].flat(), storeResponse]
   })
 }
