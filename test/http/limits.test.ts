@@ -73,3 +73,28 @@ describe('CORS when configured', () => {
     assert.equal(other.headers['access-control-allow-origin'], undefined)
   })
 })
+
+describe('header size limit', () => {
+  let app: FastifyInstance
+  let port: number
+  before(async () => {
+    app = await build('sqlite')
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    port = (app.server.address() as { port: number }).port
+  })
+  after(() => app.close())
+
+  it('refuses headers over 16 KiB with 431 before any handler runs', async () => {
+    const { request } = await import('node:http')
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/api/agents', headers: { 'x-padding': 'x'.repeat(20 * 1024) } }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    assert.equal(status, 431)
+    assert.equal((await fetch(`http://127.0.0.1:${port}/api/agents`)).status, 200, 'normal headers still pass')
+  })
+})
