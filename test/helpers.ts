@@ -85,5 +85,3 @@ export function pointers(response: { json(): unknown }): string[] {
   const problem = response.json() as { errors?: Array<{ pointer: string }> }
   return (problem.errors ?? []).map((e) => e.pointer).sort()
 }
-
-export const repeat = (char: string, count: number) => char.repeat(count)
