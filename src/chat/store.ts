@@ -58,7 +58,8 @@ function toMessage(row: MessageRow): Message {
   }
 }
 
-// The edit: one conditional UPDATE. The migration's trigger stores the previous content as a revision.
+// The edit without If-Match (the common one): one conditional UPDATE, compiled once. The migration's
+// trigger stores the previous content as a revision.
 const editAny = prepared(7, (db, content: string, text: string, editedAt: string, id: string, workspaceId: string, principalId: string, isAdmin: number) =>
   db
     .updateTable('messages')
@@ -68,17 +69,6 @@ const editAny = prepared(7, (db, content: string, text: string, editedAt: string
     .where((eb) => eb.or([eb('author_id', '=', principalId), eb(eb.val(isAdmin), '=', 1)]))
     .returningAll(),
 )
-const editAtRevision = prepared(8, (db, content: string, text: string, editedAt: string, id: string, workspaceId: string, principalId: string, isAdmin: number, revision: number) =>
-  db
-    .updateTable('messages')
-    .set((eb) => ({ content, text, edited_at: editedAt, revision: eb('revision', '+', 1) }))
-    .where('id', '=', id)
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('author_id', '=', principalId), eb(eb.val(isAdmin), '=', 1)]))
-    .where('revision', '=', revision)
-    .returningAll(),
-)
-
 export async function insertMessage(
   db: Kysely<Database>,
   input: { workspaceId: string; streamId: string; authorId: string; content: Content },
@@ -127,8 +117,7 @@ export async function editMessage(
   const { revisions } = edit
   let row: MessageRow | undefined
   if (revisions === undefined) [row] = await editAny(db, content, text, now(), edit.id, edit.workspaceId, edit.principalId, admin)
-  else if (revisions.length === 1) [row] = await editAtRevision(db, content, text, now(), edit.id, edit.workspaceId, edit.principalId, admin, revisions[0] as number)
-  else if (revisions.length > 1) {
+  else if (revisions.length > 0) {
     row = await db
       .updateTable('messages')
       .set((eb) => ({ content, text, edited_at: now(), revision: eb('revision', '+', 1) }))
