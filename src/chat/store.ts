@@ -1,6 +1,6 @@
 // Message storage: messages and their earlier revisions. An edit is one conditional UPDATE (a
 // compare-and-set on `revision` when asked); a trigger keeps the previous content, so no edit loses one.
-import type { Kysely, Selectable, Transaction } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
@@ -88,7 +88,7 @@ export async function insertMessage(
   return toMessage(row)
 }
 
-export async function findMessage(db: Kysely<Database> | Transaction<Database>, workspaceId: string, id: string): Promise<Message | undefined> {
+export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<Message | undefined> {
   const [row] = await selectOne(db, id, workspaceId)
   return row && toMessage(row)
 }
