@@ -1,0 +1,71 @@
+// The adapter interface: how a task reaches an agent of one providerType. Each adapter is one file in this
+// folder; the run engine (src/runs) owns state, retries, polling schedules and time-outs, and the adapter only
+// speaks its vendor's protocol and says what happened.
+import type { Content } from '../../chat/schemas.js'
+
+export type JsonObject = { [key: string]: unknown }
+
+/** The task payload of RUNS.md ("Tasks: how a phase reaches its agent"), the same for every adapter. */
+export interface TaskPayload {
+  task: { id: string; attempt: number }
+  run: { id: string; input: JsonObject }
+  stream: { id: string; name: string }
+  cycle: { id: string; triggerName: string; description: string | null }
+  phase: { id: string; index: number; phaseName: string; goal: string; instructions: string; feedback: string | null }
+  agent: { id: string; name: string; instructions: string | null; config: JsonObject }
+  previous: Array<{ phaseName: string; text: string }>
+  messages: Array<{ id: string; authorId: string; authorType: 'principal' | 'agent'; text: string; createdAt: string }>
+  result: { url: string; token: string }
+}
+
+/** What an adapter knows of the agent besides the payload: where and how to call it. */
+export interface AgentTarget {
+  id: string
+  name: string
+  providerType: string
+  authMode: 'api_key' | 'direct_line' | 'none' | null
+  /** null: the vendor's public base (see RUNS.md); set: replaces it. */
+  endpointUrl: string | null
+  config: JsonObject
+  instructions: string | null
+  /** The decrypted credential secret, or null when the agent names none. Never logged, never in a problem. */
+  secret: string | null
+}
+
+/** Everything outgoing goes through these: they apply the egress guard and the dispatch time-out. */
+export interface AdapterContext {
+  /** fetch through the egress guard (redirects are never followed: `redirect: 'manual'` is forced). */
+  fetch: typeof fetch
+  /** A dns.lookup-compatible function that refuses non-public addresses (for `ws` or node:http clients). */
+  lookup: import('node:net').LookupFunction
+  /** Aborted when TANDEM_DISPATCH_TIMEOUT_MS passes. */
+  signal: AbortSignal
+  timeoutMs: number
+  /** W3C trace context of the request that caused the task, to pass on as `traceparent`. */
+  traceparent?: string
+}
+
+export type AgentOutput = { text: string } | { content: Content }
+
+export type ProblemCode = 'agent-failed' | 'agent-rejected' | 'agent-unavailable' | 'agent-unreachable' | 'agent-timeout' | 'egress-denied'
+
+export type DeliveryOutcome =
+  /** The answer is here: the engine posts it and advances the phase. */
+  | { kind: 'answered'; output: AgentOutput }
+  /** The agent took the task and will POST to result.url (custom_webhook 202, custom_token_only). */
+  | { kind: 'accepted' }
+  /** The vendor works on it: the engine calls `poll(state)` from a scheduled job after `afterMs` (default TANDEM_POLL_INTERVAL_MS). */
+  | { kind: 'poll'; state: JsonObject; afterMs?: number }
+  /** Transient (network error, time-out, 408, 429, 5xx): the engine retries with back-off, then fails with agent-unreachable. */
+  | { kind: 'retry'; detail: string; retryAfterMs?: number }
+  /** Final: the phase fails with this problem. `detail` says why and never contains the secret. */
+  | { kind: 'failed'; code: ProblemCode; detail: string }
+
+export interface Adapter {
+  readonly providerType: string
+  /** Why this agent cannot be called at all (→ agent-unavailable at once), or null. E.g. "config.model is not set". */
+  unavailable(agent: AgentTarget): string | null
+  deliver(payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome>
+  /** For adapters that answer `poll`: one look at the vendor, from a scheduled job. */
+  poll?(state: JsonObject, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome>
+}
