@@ -40,6 +40,7 @@ describe('npm start builds safely', () => {
   })
 
   it('a change to tsconfig.build.json or the lock file rebuilds', () => {
+    start()
     const built = statSync(join(dir, 'dist/main.js')).mtimeMs
     assert.equal(start().status, 1)
     assert.equal(statSync(join(dir, 'dist/main.js')).mtimeMs, built, 'nothing changed: no rebuild')
