@@ -180,7 +180,6 @@ for (const dialect of dialects()) {
           ['k5', w2, 'Alice', 'p5', 'member'],
         ] as const
         for (const [id, workspace, name, principal, role] of keys) {
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any
           await (db as any).insertInto('api_keys').values({ id, workspace_id: workspace, name, principal_id: principal, role, key_hash: `hash-${id}`, created_at: `2026-01-01T00:00:0${id[1]}.000Z`, revoked_at: null }).execute()
         }
         await migrateToLatest(database)
