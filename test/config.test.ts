@@ -17,6 +17,8 @@ describe('configuration', () => {
       requestTimeoutMs: 120000,
       logLevel: 'info',
       egressAllow: [],
+      secretKey: null,
+      secretKeysPrevious: [],
     })
   })
 

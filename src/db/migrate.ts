@@ -4,6 +4,7 @@ import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as principals from './migrations/0010_principals.js'
+import * as credentials from './migrations/0011_credentials.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
   '0010_principals': principals,
+  '0011_credentials': credentials,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
