@@ -6,7 +6,9 @@
 // address is the one connected to (no second resolution: DNS rebinding cannot slip through) and a refused
 // address never sees a packet. ipaddr.js classifies addresses (its special ranges follow the IANA registries).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { isIP, type LookupFunction } from 'node:net'
+import { Agent as HttpAgent, type AgentOptions } from 'node:http'
+import { Agent as HttpsAgent } from 'node:https'
+import { isIP, type LookupFunction, type Socket } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici'
 
@@ -17,6 +19,12 @@ export interface EgressGuard {
   lookup: LookupFunction
   /** Whether a connection to this IP address (canonical IPv4 or IPv6 text) is allowed. */
   allows(address: string): boolean
+  /**
+   * node:http / node:https agents with the same check (IP literals before connecting, names in the lookup), for
+   * clients built on them, such as `ws` (`new WebSocket(url, { agent: guard.httpsAgent })`).
+   */
+  httpAgent: HttpAgent
+  httpsAgent: HttpsAgent
 }
 
 /** A refused outgoing connection. The message names the address and, when there is one, the host name. */
@@ -130,5 +138,25 @@ export function createEgressGuard(allow: string[]): EgressGuard {
     }
   }
 
-  return { fetch: guardedFetch as typeof fetch, lookup, allows }
+  // node's Agent calls createConnection(options, callback): an error passed to the callback fails the request.
+  type Connect = (options: { host?: string | null; lookup?: LookupFunction }, callback: (error: Error | null, socket?: Socket) => void) => Socket | undefined
+  function guardConnect(connect: Connect): Connect {
+    return (options, callback) => {
+      const host = options.host ?? ''
+      if (isIP(host) !== 0 && !allows(host)) {
+        process.nextTick(() => callback(new EgressDeniedError(host)))
+        return undefined
+      }
+      return connect({ ...options, lookup }, callback)
+    }
+  }
+  const agentOptions: AgentOptions = { keepAlive: true }
+  const httpAgent = new HttpAgent(agentOptions)
+  const httpsAgent = new HttpsAgent(agentOptions)
+  for (const agent of [httpAgent, httpsAgent]) {
+    const connect = (agent as unknown as { createConnection: Connect }).createConnection.bind(agent)
+    ;(agent as unknown as { createConnection: Connect }).createConnection = guardConnect(connect)
+  }
+
+  return { fetch: guardedFetch as typeof fetch, lookup, allows, httpAgent, httpsAgent }
 }

@@ -2,7 +2,7 @@
 // never by connecting to a non-loopback range, so no test packet leaves this machine.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer, type RequestListener, type Server } from 'node:http'
+import { createServer, get, type Agent, type RequestListener, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { EgressDeniedError, createEgressGuard } from '../../src/runs/egress.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
@@ -126,6 +126,43 @@ describe('egress guard: connections', () => {
     }
     // Had it been followed, the guard would have refused it: an EgressDeniedError, not a 302.
     await assert.rejects(open.fetch('http://169.254.169.254/latest/meta-data/'), EgressDeniedError)
+  })
+})
+
+/** GET through a node:http agent: the status, or the error the request failed with. */
+function httpGet(url: string, agent: Agent): Promise<number | Error> {
+  return new Promise((resolve) => {
+    get(url, { agent }, (response) => {
+      response.resume()
+      resolve(response.statusCode as number)
+    }).on('error', resolve)
+  })
+}
+
+describe('egress guard: node:http agents (for ws and other node:http clients)', () => {
+  let target: Awaited<ReturnType<typeof countingServer>>
+  before(async () => {
+    target = await countingServer((_request, response) => response.writeHead(204).end())
+  })
+  after(() => new Promise<void>((resolve) => target.server.close(() => resolve())))
+
+  it('refuses IP literals before connecting and names through the lookup', async () => {
+    const guard = createEgressGuard([])
+    for (const host of ['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]', 'localhost']) {
+      const outcome = await httpGet(`http://${host}:${target.port}/`, guard.httpAgent)
+      assert.ok(outcome instanceof EgressDeniedError, `${host}: ${String(outcome)}`)
+    }
+    assert.ok((await httpGet('http://169.254.169.254/', guard.httpAgent)) instanceof EgressDeniedError)
+    assert.equal(target.connections(), 0)
+    guard.httpAgent.destroy()
+  })
+
+  it('connects where TANDEM_EGRESS_ALLOW opens the range', async () => {
+    const guard = createEgressGuard(['127.0.0.0/8'])
+    assert.equal(await httpGet(`http://127.0.0.1:${target.port}/`, guard.httpAgent), 204)
+    assert.equal(await httpGet(`http://localhost:${target.port}/`, guard.httpAgent), 204)
+    assert.ok(target.connections() >= 1)
+    guard.httpAgent.destroy()
   })
 })
 
