@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import { findAgent } from '../agents/store.js'
+import { prepared } from '../db/prepared.js'
 import { defaultHandle, isHandle, normalizeHandle } from './handles.js'
 
 export type Role = 'admin' | 'member' | 'agent'
@@ -166,20 +167,24 @@ export async function listApiKeys(db: Kysely<Database>) {
     .execute()
 }
 
+// Every request with a key runs this: built and compiled once (src/db/prepared.ts).
+const selectByKeyHash = prepared(1, (db, keyHash: string) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('principals', 'principals.id', 'api_keys.principal_id')
+    .leftJoin('agents', 'agents.id', 'principals.agent_id')
+    .select(['principals.id', 'principals.workspace_id', 'principals.role', 'principals.handle', 'principals.agent_id', 'agents.id as live_agent_id'])
+    .where('api_keys.key_hash', '=', keyHash)
+    .where('api_keys.revoked_at', 'is', null),
+)
+
 /**
  * Looks a presented key up by its hash: no secret is ever compared byte by byte. An agent key stops working
  * when its agent is deleted.
  */
 export async function findPrincipalByKey(db: Kysely<Database>, key: string): Promise<Principal | undefined> {
   if (!key.startsWith(KEY_PREFIX)) return undefined
-  const row = await db
-    .selectFrom('api_keys')
-    .innerJoin('principals', 'principals.id', 'api_keys.principal_id')
-    .leftJoin('agents', 'agents.id', 'principals.agent_id')
-    .select(['principals.id', 'principals.workspace_id', 'principals.role', 'principals.handle', 'principals.agent_id', 'agents.id as live_agent_id'])
-    .where('api_keys.key_hash', '=', hashKey(key))
-    .where('api_keys.revoked_at', 'is', null)
-    .executeTakeFirst()
+  const [row] = await selectByKeyHash(db, hashKey(key))
   if (!row || (row.role === 'agent' && row.live_agent_id === null)) return undefined
   return { workspaceId: row.workspace_id, principalId: row.id, role: row.role, handle: row.handle, agentId: row.agent_id }
 }
