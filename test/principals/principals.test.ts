@@ -33,6 +33,21 @@ describe('handles', () => {
 })
 
 for (const dialect of dialects()) {
+  describe(`the local admin (${dialect})`, () => {
+    let app: FastifyInstance
+    before(async () => {
+      app = await build(dialect, { TANDEM_AUTH: 'local' })
+    })
+    after(() => app.close())
+
+    it('is the admin principal with handle local in default', async () => {
+      const me = (await send(app, 'GET', '/api/me')).json()
+      assert.deepEqual(me, { principalId: LOCAL_ADMIN_ID, handle: 'local', role: 'admin', workspaceId: await ensureWorkspace(app.database.db, 'default'), agentId: null })
+      const row = await app.database.db.selectFrom('principals').selectAll().where('id', '=', LOCAL_ADMIN_ID).executeTakeFirstOrThrow()
+      assert.equal(row.handle, 'local')
+    })
+  })
+
   describe(`principals and keys (${dialect})`, () => {
     let app: FastifyInstance
     let workspaceId: string
