@@ -16,6 +16,9 @@ describe('configuration', () => {
       corsOrigins: null,
       requestTimeoutMs: 120000,
       logLevel: 'info',
+      egressAllow: [],
+      secretKey: null,
+      secretKeysPrevious: [],
     })
   })
 
