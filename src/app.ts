@@ -1,17 +1,17 @@
 // buildApp(config): the whole service as a Fastify instance; tests use it with inject(), main.ts listens.
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import type { Config } from './config.js'
 import { connect, type ConnectOptions, type Db } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { registerAuth } from './http/auth.js'
+import { refuseInLocalMode, registerAuth } from './http/auth.js'
 import { registerDocs } from './http/docs.js'
 import { registerNotFound } from './http/not-found.js'
 import { registerIdempotency } from './http/idempotency.js'
 import { registerJsonBody } from './http/json-body.js'
-import { AppError, registerErrorHandler } from './http/problem.js'
+import { AppError, registerErrorHandler, toProblem } from './http/problem.js'
 import { validatorCompiler } from './http/validation.js'
 import { randomUUID } from 'node:crypto'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
@@ -44,6 +44,20 @@ const SECURITY_HEADERS = {
   'origin-agent-cluster': '?1',
 }
 
+// Connection limits for a public bind (see README, Security). Headers must arrive within 10 s (slow-loris);
+// an idle keep-alive connection is closed after 10 s; Node checks both every second instead of every 30 s.
+// TANDEM_REQUEST_TIMEOUT_MS bounds receiving a whole request; an SSE stream's response is not bounded by it.
+const HEADERS_TIMEOUT_MS = 10000
+const KEEP_ALIVE_TIMEOUT_MS = 10000
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
+
+function rateLimited(max: number, after: string, ttlMs: number): AppError {
+  const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
+  return new AppError('rate-limited', `At most ${max} requests per ${after === '1 minute' ? 'minute' : after}; retry in ${seconds} s.`, undefined, { 'retry-after': String(seconds) })
+}
+
+const WINDOW_NAMES: Record<number, string> = { 1000: 'second', 60000: 'minute', 3600000: 'hour' }
+
 export interface BuildOptions {
   connect?: ConnectOptions
   /** Replaces the drafter TANDEM_DRAFTER chooses (tests of the model-backed engine use this to set keys). */
@@ -59,8 +73,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: 1024 * 1024,
     // A request (headers and body) must arrive, and be answered, within this time; must exceed the drafter's.
     requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+    },
     return503OnClosing: true,
+    // A URL that cannot be decoded (/api/agents/%E0%A4%A) is refused by the router before any hook runs.
+    frameworkErrors: (error, request, rawReply) => {
+      const reply = rawReply as unknown as FastifyReply
+      reply
+        .code(400)
+        .headers({ ...SECURITY_HEADERS, 'x-request-id': request.id })
+        .type('application/problem+json; charset=utf-8')
+        .send(toProblem(error.code === 'FST_ERR_BAD_URL' ? 'malformed-url' : 'validation-error', error.code === 'FST_ERR_BAD_URL' ? 'The URL holds a percent-encoding that is not valid UTF-8.' : 'The request is not valid.'))
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.server.maxConnections = config.maxConnections
 
   const database = connect(config.databaseUrl, options.connect)
   app.decorate('database', database)
@@ -80,6 +109,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.headers({ ...SECURITY_HEADERS, 'x-request-id': request.id })
     done()
   })
+  if (config.auth === 'local') {
+    // The whole server (docs and console too): a rebinding page or a proxy must not reach any of it.
+    app.addHook('onRequest', (request, _reply, done) => done(refuseInLocalMode(request.headers) ?? undefined))
+  }
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     app.addHook('onResponse', async (request, reply) => {
       request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request')
@@ -93,20 +126,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(healthRoutes)
   await app.register(
     async (api) => {
-      registerAuth(api, { mode: config.auth, db: database, defaultWorkspaceId })
-      if (config.rateLimit) {
-        // After authentication (registered above, so its hook runs first): the budget is per API key's principal.
+      if (config.rateLimit || config.peerRateLimit) {
+        // Per API key: a hook on each route, which runs after the context's hooks (authentication among them).
         await api.register(rateLimit, {
-          max: config.rateLimit.max,
-          timeWindow: config.rateLimit.windowMs,
+          global: config.rateLimit !== null,
+          max: config.rateLimit?.max ?? 1,
+          timeWindow: config.rateLimit?.windowMs ?? 1000,
           hook: 'onRequest',
-          keyGenerator: (request) => request.principal?.principalId ?? request.ip,
-          errorResponseBuilder: (_request, context) =>
-            new AppError('rate-limited', `At most ${context.max} requests per ${context.after === '1 minute' ? 'minute' : context.after}; retry in ${Math.ceil(context.ttl / 1000)} s.`, undefined, {
-              'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))),
-            }),
+          keyGenerator: (request) => request.principal.principalId,
+          errorResponseBuilder: (_request, context) => rateLimited(context.max, context.after, context.ttl),
         })
       }
+      if (config.peerRateLimit) {
+        // Per peer address, before authentication: a key guesser is refused without its keys being looked up.
+        const { max, windowMs } = config.peerRateLimit
+        const countPeer = api.createRateLimit({ max, timeWindow: windowMs, keyGenerator: (request) => `peer ${request.ip}` })
+        api.addHook('onRequest', async (request) => {
+          const count = await countPeer(request)
+          if (!count.isAllowed && count.isExceeded) throw rateLimited(max, WINDOW_NAMES[windowMs] ?? `${windowMs} ms`, count.ttl)
+        })
+      }
+      registerAuth(api, { mode: config.auth, db: database, defaultWorkspaceId })
       registerIdempotency(api)
       await api.register(agentRoutes)
       await api.register(streamRoutes)
