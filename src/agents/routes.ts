@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { normaliseName } from '../http/names.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { notFound } from '../http/problem.js'
 import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
@@ -14,6 +15,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/agents',
     {
       config: { idempotent: true },
+      preValidation: normaliseName,
       schema: {
         tags: ['agents'],
         summary: 'Create an agent',
@@ -52,6 +54,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/agents/:id',
     {
+      preValidation: normaliseName,
       schema: {
         tags: ['agents'],
         summary: 'Update an agent',
