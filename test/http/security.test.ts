@@ -163,11 +163,17 @@ describe('connection limits', () => {
     await new Promise((resolve) => setTimeout(resolve, 200))
   })
 
-  it('cuts a client that sends its headers too slowly (slow loris) with a 408 within the headers time-out', async () => {
-    const socket = await open()
-    const ended = closed(socket)
-    socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ')
-    const answer = await Promise.race([ended, new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 15000))])
-    assert.match(answer, /^HTTP\/1\.1 408/)
+  it('cuts a slow-loris client with a 408 within the headers time-out, and closes an idle keep-alive connection', async () => {
+    const slow = await open()
+    const slowEnded = closed(slow)
+    slow.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ')
+    const idle = await open()
+    const idleEnded = closed(idle)
+    idle.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n')
+    const within = (ended: Promise<string>) => Promise.race([ended, new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 15000))])
+    const [slowAnswer, idleAnswer] = await Promise.all([within(slowEnded), within(idleEnded)])
+    assert.match(slowAnswer, /^HTTP\/1\.1 408/)
+    assert.match(idleAnswer, /^HTTP\/1\.1 200/, 'answered, then closed while idle')
+    assert.match(idleAnswer, /keep-alive/i)
   })
 })
