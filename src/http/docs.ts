@@ -34,6 +34,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         .replace(' validator.swagger.io', '')
         .replaceAll(' https:', '')
         .replace(' upgrade-insecure-requests;', '')
+        .replaceAll(' ;', ';')
         .concat(" connect-src 'self'; form-action 'self';"),
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
