@@ -2,22 +2,22 @@
 // Cross-cutting behaviour comes from named plugins (fastify-plugin, with declared dependencies): problem
 // details, JSON bodies, path ids, security headers, the database, and under /api authentication, rate
 // limits and idempotency keys. Feature routes are registered after them and so all get the same behaviour.
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import cors from '@fastify/cors'
 import { randomUUID } from 'node:crypto'
 import type { Config } from './config.js'
 import type { ConnectOptions } from './db/connect.js'
 import { databasePlugin } from './db/plugin.js'
-import { authentication } from './http/auth.js'
+import { authentication, refuseInLocalMode } from './http/auth.js'
 import { registerDocs } from './http/docs.js'
 import { notFoundProblems } from './http/not-found.js'
 import { idempotencyKeys } from './http/idempotency.js'
 import { jsonBodies } from './http/json-body.js'
 import { lowerCasePathIds } from './http/path-ids.js'
-import { clientErrorHandler, problemDetails } from './http/problem.js'
+import { clientErrorHandler, problemDetails, toProblem } from './http/problem.js'
 import { rateLimits } from './http/rate-limit.js'
-import { securityHeaders } from './http/security-headers.js'
+import { SECURITY_HEADERS, securityHeaders } from './http/security-headers.js'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
 import { ensureLocalPrincipal } from './principals/store.js'
 import { principalRoutes } from './principals/routes.js'
@@ -42,6 +42,13 @@ declare module 'fastify' {
 /** The methods the API answers, for CORS preflights. */
 export const API_METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE']
 
+// Connection limits for a public bind (see README, Security). Headers must arrive within 10 s (slow-loris);
+// an idle keep-alive connection is closed after 10 s; Node checks both every second instead of every 30 s.
+// TANDEM_REQUEST_TIMEOUT_MS bounds receiving a whole request; an SSE stream's response is not bounded by it.
+const HEADERS_TIMEOUT_MS = 10000
+const KEEP_ALIVE_TIMEOUT_MS = 10000
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
+
 export interface BuildOptions {
   connect?: ConnectOptions
   /** Replaces the drafter TANDEM_DRAFTER chooses (tests of the model-backed engine use this to set keys). */
@@ -64,9 +71,24 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: 1024 * 1024,
     // A request (headers and body) must arrive, and be answered, within this time; must exceed the drafter's.
     requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+    },
     return503OnClosing: true,
     clientErrorHandler,
+    // A URL that cannot be decoded (/api/agents/%E0%A4%A) is refused by the router before any hook runs.
+    frameworkErrors: (error, request, rawReply) => {
+      const reply = rawReply as unknown as FastifyReply
+      reply
+        .code(400)
+        .headers({ ...SECURITY_HEADERS, 'x-request-id': request.id })
+        .type('application/problem+json; charset=utf-8')
+        .send(toProblem(error.code === 'FST_ERR_BAD_URL' ? 'malformed-url' : 'validation-error', error.code === 'FST_ERR_BAD_URL' ? 'The URL holds a percent-encoding that is not valid UTF-8.' : 'The request is not valid.'))
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.server.maxConnections = config.maxConnections
 
   const vault = openVault(config)
   app.decorate('vault', vault)
@@ -80,6 +102,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(jsonBodies)
   await app.register(lowerCasePathIds)
   await app.register(securityHeaders)
+  if (config.auth === 'local') {
+    // The whole server (docs and console too): a rebinding page or a proxy must not reach any of it.
+    app.addHook('onRequest', (request, _reply, done) => done(refuseInLocalMode(request.headers) ?? undefined))
+  }
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     app.addHook('onResponse', async (request, reply) => {
       request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request')
@@ -98,8 +124,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(healthRoutes)
   await app.register(
     async (api) => {
+      // Before authentication: the per-peer budget refuses a key guesser before its keys are looked up.
+      if (config.rateLimit || config.peerRateLimit) await api.register(rateLimits, { perKey: config.rateLimit, perPeer: config.peerRateLimit })
       await api.register(authentication, { mode: config.auth, defaultWorkspaceId })
-      if (config.rateLimit) await api.register(rateLimits, config.rateLimit)
       // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
       await api.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
       await api.register(principalRoutes)

@@ -22,11 +22,15 @@ export interface Config {
   auth: AuthMode
   drafter: DrafterConfig
   drafterTimeoutMs: number
-  /** Requests per key (per peer address without one) and window; null when off. */
+  /** Requests per API key and window; null when off. */
   rateLimit: RateLimit | null
+  /** Requests per peer address and window, counted before authentication; null when off. */
+  peerRateLimit: RateLimit | null
   /** Origins allowed to call from a browser; null: CORS off. */
   corsOrigins: string[] | null
   requestTimeoutMs: number
+  /** Open connections the server accepts at once; more are closed as they arrive. */
+  maxConnections: number
   logLevel: string
   /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
   egressAllow: string[]
@@ -58,10 +62,24 @@ function parseInteger(variable: string, raw: string, min: number, max: number): 
   return Number(raw)
 }
 
+/**
+ * The URL with its user-info (user name and password) replaced by `***`, for messages and logs. Works on
+ * text that does not parse as a URL too: everything between `://` and the last `@` before the path goes.
+ */
+export function redactUrl(raw: string): string {
+  const scheme = raw.indexOf('://')
+  if (scheme === -1) return raw
+  const authorityStart = scheme + 3
+  // A password may hold / ? # unescaped; the user-info ends at the last @ of the text, if any.
+  const at = raw.lastIndexOf('@')
+  if (at < authorityStart) return raw
+  return `${raw.slice(0, authorityStart)}***${raw.slice(at)}`
+}
+
 function parseDatabaseUrl(raw: string): string {
   if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw
   if (/^postgres(ql)?:\/\//.test(raw) && URL.canParse(raw)) return raw
-  throw new ConfigError('DATABASE_URL', `must be sqlite:<path>, sqlite::memory: or postgres://user:pass@host:port/db, got "${raw}"`)
+  throw new ConfigError('DATABASE_URL', `must be sqlite:<path>, sqlite::memory: or postgres://user:pass@host:port/db, got "${redactUrl(raw)}"`)
 }
 
 export function parseDrafter(raw: string): DrafterConfig {
@@ -84,10 +102,10 @@ export function parseDrafter(raw: string): DrafterConfig {
 
 const WINDOWS: Record<string, number> = { second: 1000, minute: 60000, hour: 3600000 }
 
-export function parseRateLimit(raw: string): RateLimit | null {
+export function parseRateLimit(raw: string, variable = 'TANDEM_RATE_LIMIT'): RateLimit | null {
   if (raw === 'off') return null
   const match = /^(\d{1,9})\/(second|minute|hour)$/.exec(raw)
-  if (!match || Number(match[1]) < 1) throw new ConfigError('TANDEM_RATE_LIMIT', `must be off or <requests>/<second|minute|hour> (e.g. 1200/minute), got "${raw}"`)
+  if (!match || Number(match[1]) < 1) throw new ConfigError(variable, `must be off or <requests>/<second|minute|hour> (e.g. 1200/minute), got "${raw}"`)
   return { max: Number(match[1]), windowMs: WINDOWS[match[2] as string] as number }
 }
 
@@ -147,6 +165,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   }
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db')
+  const corsOrigins = parseOrigins(env.TANDEM_CORS_ORIGINS)
+  // Local mode serves this machine's own user only; a browser origin allowed by CORS is somebody else.
+  if (auth === 'local' && corsOrigins) {
+    throw new ConfigError('TANDEM_CORS_ORIGINS', 'cannot be set with TANDEM_AUTH=local (requests without a key act as the local admin); use TANDEM_AUTH=required')
+  }
+  // On by default where keys are required; off in local mode, so that loopback benchmarks measure the service.
+  const rateLimit = parseRateLimit(env.TANDEM_RATE_LIMIT ?? (auth === 'required' ? '1200/minute' : 'off'))
   return {
     port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
     host,
@@ -154,10 +179,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auth,
     drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
     drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
-    // On by default where keys are required; off in local mode, so that loopback benchmarks measure the service.
-    rateLimit: parseRateLimit(env.TANDEM_RATE_LIMIT ?? (auth === 'required' ? '1200/minute' : 'off')),
-    corsOrigins: parseOrigins(env.TANDEM_CORS_ORIGINS),
+    rateLimit,
+    // A peer gets the budget of one key, counted before its key is even looked up: guessing keys meets a 429.
+    peerRateLimit: env.TANDEM_PEER_RATE_LIMIT === undefined ? rateLimit : parseRateLimit(env.TANDEM_PEER_RATE_LIMIT, 'TANDEM_PEER_RATE_LIMIT'),
+    corsOrigins,
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
+    maxConnections: parseInteger('TANDEM_MAX_CONNECTIONS', env.TANDEM_MAX_CONNECTIONS ?? '1024', 1, 1000000),
     logLevel,
     egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
     ...parseSecretKeys(env, databaseUrl),

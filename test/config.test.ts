@@ -13,8 +13,10 @@ describe('configuration', () => {
       drafter: { kind: 'builtin' },
       drafterTimeoutMs: 30000,
       rateLimit: null,
+      peerRateLimit: null,
       corsOrigins: null,
       requestTimeoutMs: 120000,
+      maxConnections: 1024,
       logLevel: 'info',
       egressAllow: [],
       secretKey: null,
@@ -26,7 +28,7 @@ describe('configuration', () => {
     assert.deepEqual(loadConfig({ HOST: '0.0.0.0' }).rateLimit, { max: 1200, windowMs: 60000 })
     assert.deepEqual(loadConfig({ TANDEM_RATE_LIMIT: '5/second' }).rateLimit, { max: 5, windowMs: 1000 })
     assert.equal(loadConfig({ HOST: '0.0.0.0', TANDEM_RATE_LIMIT: 'off' }).rateLimit, null)
-    assert.deepEqual(loadConfig({ TANDEM_CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
+    assert.deepEqual(loadConfig({ TANDEM_AUTH: 'required', TANDEM_CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   })
 
   it('requires keys by default when bound beyond loopback', () => {
@@ -62,7 +64,32 @@ describe('configuration', () => {
       [{ TANDEM_CORS_ORIGINS: 'example.com' }, /^TANDEM_CORS_ORIGINS: /],
       [{ TANDEM_CORS_ORIGINS: 'https://a.example/path' }, /^TANDEM_CORS_ORIGINS: /],
       [{ TANDEM_REQUEST_TIMEOUT_MS: '5' }, /^TANDEM_REQUEST_TIMEOUT_MS: /],
+      [{ TANDEM_PEER_RATE_LIMIT: 'many' }, /^TANDEM_PEER_RATE_LIMIT: /],
+      [{ TANDEM_MAX_CONNECTIONS: '0' }, /^TANDEM_MAX_CONNECTIONS: /],
     ]
     for (const [env, message] of cases) assert.throws(() => loadConfig(env), { message }, JSON.stringify(env))
+  })
+
+  it('refuses CORS origins in local mode (a browser origin is not the local user)', () => {
+    assert.throws(() => loadConfig({ TANDEM_CORS_ORIGINS: 'https://app.example' }), { message: /^TANDEM_CORS_ORIGINS: cannot be set with TANDEM_AUTH=local/ })
+    assert.throws(() => loadConfig({ TANDEM_AUTH: 'local', HOST: '0.0.0.0', TANDEM_CORS_ORIGINS: '*' }), { message: /^TANDEM_CORS_ORIGINS: / })
+    assert.deepEqual(loadConfig({ HOST: '0.0.0.0', TANDEM_CORS_ORIGINS: '*' }).corsOrigins, ['*'])
+  })
+
+  it('counts requests per peer with the per-key budget unless told otherwise', () => {
+    assert.deepEqual(loadConfig({ HOST: '0.0.0.0' }).peerRateLimit, { max: 1200, windowMs: 60000 })
+    assert.deepEqual(loadConfig({ HOST: '0.0.0.0', TANDEM_PEER_RATE_LIMIT: '100/second' }).peerRateLimit, { max: 100, windowMs: 1000 })
+    assert.equal(loadConfig({ HOST: '0.0.0.0', TANDEM_PEER_RATE_LIMIT: 'off' }).peerRateLimit, null)
+  })
+
+  it('never echoes the password of a bad DATABASE_URL', () => {
+    for (const url of ['postgres://tandem:s3cret-pw@db.internal:notaport/tandem', 'postgresql://u:s3cret-pw@[::1', 'mysql://root:s3cret-pw@host/db', 'postgres://u:s3cret/pw@x@h:99999/db']) {
+      assert.throws(() => loadConfig({ DATABASE_URL: url }), (error: Error) => {
+        assert.match(error.message, /^DATABASE_URL: /)
+        assert.doesNotMatch(error.message, /s3cret/, error.message)
+        assert.match(error.message, /:\/\/\*\*\*@/)
+        return true
+      })
+    }
   })
 })

@@ -1,11 +1,13 @@
 // Fuzzing every route: bodies built from the route schemas, then mutated (wrong types, missing and unknown
 // fields, boundary lengths, astral characters, __proto__ / constructor keys — inside `config` too —,
-// truncated JSON, duplicate keys, invalid UTF-8, random bytes), plus fixed hostile payloads (100 000 levels
-// of nesting, 2 MiB strings). Every answer is a 2xx or a well-formed 4xx problem: never a 5xx, never a
+// truncated JSON, duplicate keys, invalid UTF-8, random bytes, numbers JSON.parse would change, bidi and
+// zero-width characters, 40 000-character white-space runs, foreign Host and proxy headers, undecodable
+// URLs), plus fixed hostile payloads (100 000 levels of nesting, 2 MiB strings, 10 001 runs). Every answer is a 2xx or a well-formed 4xx problem: never a 5xx, never a
 // crash, never a polluted prototype; unmutated valid bodies are accepted. FUZZ_RUNS sets the request count.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
+import MarkdownIt from 'markdown-it'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { build, dialects, send } from './helpers.js'
 
@@ -49,11 +51,22 @@ const draftBody = fc.record({ mode: fc.constantFrom('generate', 'create', 'new')
 
 type Json = unknown
 
-/** Valid bodies hold no U+0000 (refused everywhere: PostgreSQL cannot store it). */
-function withoutNul(value: Json): Json {
-  if (typeof value === 'string') return value.replaceAll('\u0000', ' ')
-  if (Array.isArray(value)) return value.map(withoutNul)
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ' '), withoutNul(v)]))
+const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g
+
+/**
+ * A generated body made valid where the generators cannot say it: no U+0000 (PostgreSQL cannot store it),
+ * numbers within ±(2^53 − 1) (others are refused: they would not be stored exactly), and names without
+ * invisible characters and at most 120 characters once in NFC.
+ */
+function valid(value: Json, key = ''): Json {
+  if (typeof value === 'string') {
+    const text = value.replaceAll('\u0000', ' ')
+    if (key !== 'name') return text
+    return [...text.replace(INVISIBLE, '').normalize('NFC')].slice(0, 120).join('') || 'n'
+  }
+  if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER ? Math.sign(value) : value
+  if (Array.isArray(value)) return value.map((item) => valid(item))
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ' '), valid(v, k)]))
   return value
 }
 interface Target {
@@ -63,7 +76,7 @@ interface Target {
 }
 
 // Mutations of a JSON value at a position chosen by `at` (a walk over the tree).
-const MUTATIONS = ['replace', 'delete', 'add', 'retype', 'proto', 'huge', 'astral'] as const
+const MUTATIONS = ['replace', 'delete', 'add', 'retype', 'proto', 'huge', 'astral', 'invisible', 'whitespace'] as const
 const mutation = fc.record({ op: fc.constantFrom(...MUTATIONS), at: fc.nat(), value: fc.jsonValue({ maxDepth: 2 }), key: fc.oneof(safeKey, fc.constantFrom('__proto__', 'constructor', 'prototype', 'extra')) })
 
 function containers(value: Json, found: Array<Record<string, Json> | Json[]> = []): Array<Record<string, Json> | Json[]> {
@@ -101,12 +114,19 @@ function mutate(body: Json, plan: { op: (typeof MUTATIONS)[number]; at: number; 
     case 'astral':
       if (key !== undefined) target[key] = '😀'.repeat(1 + (plan.at % 130))
       break
+    case 'invisible':
+      if (key !== undefined) target[key] = `pay${'\u202e\u200b\u2066\ufeff\u200d'.charAt(plan.at % 5)}pal`
+      break
+    case 'whitespace':
+      if (key !== undefined) target[key] = `a${'\t\n\r \u00a0\u2028\u3000\ufeff'.charAt(plan.at % 8).repeat(39998)}b`
+      break
   }
   return copy
 }
 
 // The bytes of a request: usually the JSON of the body, sometimes damaged.
-const RAW = ['json', 'json', 'json', 'truncated', 'duplicate', 'bytes', 'badUtf8', 'protoText'] as const
+const RAW = ['json', 'json', 'json', 'truncated', 'duplicate', 'bytes', 'badUtf8', 'protoText', 'inexactNumber'] as const
+const INEXACT_NUMBERS = ['1e400', '-1e400', '12345678901234567890', '-0', '-0.0e5', '1e-400', '9007199254740993', '[1,2e16]']
 const encoding = fc.record({ how: fc.constantFrom(...RAW), at: fc.nat(), bytes: fc.uint8Array({ maxLength: 64 }) })
 
 function encode(body: Json, plan: { how: (typeof RAW)[number]; at: number; bytes: Uint8Array }, raw = false): Buffer | string {
@@ -122,6 +142,8 @@ function encode(body: Json, plan: { how: (typeof RAW)[number]; at: number; bytes
       return Buffer.concat([Buffer.from(json.slice(0, 1 + (plan.at % json.length))), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from(json.slice(1 + (plan.at % json.length)))])
     case 'protoText':
       return json.replace(/^\{/, '{"constructor":{"prototype":{"polluted":true}},')
+    case 'inexactNumber':
+      return json.replace(/^\{/, `{"config":{"n":${INEXACT_NUMBERS[plan.at % INEXACT_NUMBERS.length]}},`)
     default:
       return json
   }
@@ -166,6 +188,7 @@ for (const dialect of dialects()) {
         { method: 'PATCH', url: `/api/chat/messages/${messageId}`, body: messageBody },
         { method: 'GET', url: `/api/chat/messages/${messageId}/revisions?limit=2` },
         { method: 'GET', url: `/api/chat/messages/${messageId}/render?format=html` },
+        { method: 'GET', url: `/api/chat/messages/${messageId}/render?format=markdown` },
         { method: 'POST', url: `/api/cycles/streams/${streamId}/cycles/draft`, body: draftBody },
         { method: 'POST', url: `/api/cycles/streams/${streamId}/cycles`, body: cycleBody },
         { method: 'GET', url: `/api/cycles/streams/${streamId}/cycles` },
@@ -186,7 +209,9 @@ for (const dialect of dialects()) {
         mutation,
         encoding,
         contentType: fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded'),
-        pathNoise: fc.constantFrom('', '', '', 'x', '%00', '/..', '?limit=0', '?cursor=%ff', '?format=pdf', '?limit=1e9'),
+        pathNoise: fc.constantFrom('', '', '', 'x', '%00', '/..', '?limit=0', '?cursor=%ff', '?format=pdf', '?limit=1e9', '/%E0%A4%A', '%'),
+        // Local mode: a foreign Host (DNS rebinding) or a proxy's header is refused whatever the rest.
+        headerNoise: fc.constantFrom<Record<string, string>>({}, {}, {}, { host: 'evil.example' }, { host: '127.0.0.1.nip.io:3000' }, { 'x-forwarded-for': '127.0.0.1' }, { forwarded: 'for=127.0.0.1' }, { via: '1.1 nginx' }, { 'x-real-ip': '::1' }),
       })
       await fc.assert(
         fc.asyncProperty(request, fc.gen(), async (plan, gen) => {
@@ -195,12 +220,12 @@ for (const dialect of dialects()) {
           let payload: Buffer | string | undefined
           let body: Json
           if (target.body) {
-            body = withoutNul(gen(() => target.body as fc.Arbitrary<Json>))
+            body = valid(gen(() => target.body as fc.Arbitrary<Json>))
             const mutated = plan.valid ? body : mutate(body, plan.mutation)
             payload = plan.valid ? JSON.stringify(body) : encode(mutated, plan.encoding, plan.mutation.op === 'proto')
           }
           if (!plan.valid) url += plan.pathNoise
-          const headers = payload === undefined ? {} : { 'content-type': plan.valid ? 'application/json' : plan.contentType }
+          const headers = { ...(payload === undefined ? {} : { 'content-type': plan.valid ? 'application/json' : plan.contentType }), ...(plan.valid ? {} : plan.headerNoise) }
           const response = await app.inject({ method: target.method, url, payload, headers })
           counts.requests++
           const context = `${target.method} ${url} ${String(payload).slice(0, 200)}`
@@ -230,6 +255,9 @@ for (const dialect of dialects()) {
         ['whitespace', '   '],
         ['BOM', '\ufeff{"name":"bom"}'],
         ['numbers', '{"name":"n","config":{"big":1e400,"neg":-0}}'],
+        ['many numbers', `{"name":"n","config":{"a":[${Array(50000).fill('1e-400').join(',')}]}}`],
+        ['10 001 runs', JSON.stringify({ content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: Array(10001).fill({ type: 'text', text: '' }) }] }] } })],
+        ['1001 paragraphs', JSON.stringify({ content: { blocks: [{ type: 'rich_text', elements: Array(1001).fill({ type: 'paragraph', children: [] }) }] } })],
       ]
       for (const [label, payload] of hostile) {
         for (const url of ['/api/agents', `/api/chat/messages/${'01890a5d-ac96-774b-bcce-b302099a8057'}`]) {
@@ -239,6 +267,25 @@ for (const dialect of dialects()) {
         }
       }
       assert.equal((await send(app, 'GET', '/healthz')).statusCode, 200, 'still alive')
+    })
+
+    it('renders stored hostile messages (long white space, empty runs between code runs) in every format', async () => {
+      const streamId = (await send(app, 'POST', '/api/streams', { name: 'hostile renders' })).json().id
+      const spaces = ['\t', '\n', '\r', ' ', '\u00a0', '\u2028', '\u3000', '\ufeff', '\v', '\f']
+      const runs = [
+        ...spaces.map((space) => ({ type: 'text', text: `a${space.repeat(3990)}b`, style: { bold: true } })),
+        { type: 'text', text: 'x`', style: { code: true } },
+        { type: 'text', text: '', style: { italic: true } },
+        { type: 'text', text: '<img src=x onerror=alert(1)>', style: { code: true } },
+      ]
+      const created = await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: runs }] }] } })
+      assert.equal(created.statusCode, 201, created.body)
+      for (const format of ['html', 'markdown', 'text']) {
+        const rendered = await send(app, 'GET', `/api/chat/messages/${created.json().id}/render?format=${format}`)
+        assertWellFormed(rendered, format)
+        assert.equal(rendered.statusCode, 200)
+        if (format === 'markdown') assert.doesNotMatch(new MarkdownIt({ html: true }).render(rendered.body), /<img/)
+      }
     })
   })
 }

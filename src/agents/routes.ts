@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { normaliseName } from '../http/names.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { notFound } from '../http/problem.js'
 import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
@@ -17,6 +18,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/agents',
     {
       config: { idempotent: true, adminOnly: ADMIN_ONLY },
+      preValidation: normaliseName,
       schema: {
         tags: ['agents'],
         operationId: 'createAgent', summary: 'Create an agent',
@@ -60,6 +62,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/agents/:id',
     {
       config: { adminOnly: ADMIN_ONLY },
+      preValidation: normaliseName,
       schema: {
         tags: ['agents'],
         operationId: 'updateAgent', summary: 'Update an agent',

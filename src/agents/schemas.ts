@@ -1,16 +1,26 @@
 // Agent shapes (spec 2.2 and 8): the create body, the partial update body and the stored agent.
 import Type, { type Static } from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { Name } from '../http/names.js'
 
 export const PROVIDER_TYPES = ['custom_webhook', 'custom_token_only', 'claude', 'mistral', 'elevenlabs', 'copilot_studio', 'cursor'] as const
 export const AUTH_MODES = ['api_key', 'direct_line', 'none'] as const
 
 const ProviderType = StringEnum(PROVIDER_TYPES)
 const AuthMode = StringEnum(AUTH_MODES)
-const Name = Type.String({ minLength: 1, maxLength: 120 })
 const Instructions = Type.String({ maxLength: 20000 })
-const Config = Type.Object({}, { additionalProperties: true, description: 'Free-form object, stored as sent' })
-const Tools = Type.Array(Type.String(), { maxItems: 50 })
+export const MAX_CONFIG_BYTES = 64 * 1024
+export const MAX_TOOL_NAME_LENGTH = 128
+export const MAX_TEMPLATE_ID_LENGTH = 256
+
+// The size bound is a keyword of our validator (src/http/validation.ts): JSON Schema cannot say it.
+const Config = Type.Object({}, {
+  additionalProperties: true,
+  maxSerializedBytes: MAX_CONFIG_BYTES,
+  description: `Free-form object, stored as sent; at most ${MAX_CONFIG_BYTES} bytes as JSON (UTF-8)`,
+})
+const Tools = Type.Array(Type.String({ maxLength: MAX_TOOL_NAME_LENGTH }), { maxItems: 50 })
+const TemplateId = Type.String({ maxLength: MAX_TEMPLATE_ID_LENGTH })
 const EndpointUrl = Type.String({
   format: 'uri',
   maxLength: 2048,
@@ -32,7 +42,7 @@ export const CreateAgentBody = Type.Object(
     credentialId: Type.Optional(Uuid),
     config: Type.Optional(Config),
     instructions: Type.Optional(Instructions),
-    templateId: Type.Optional(Type.String()),
+    templateId: Type.Optional(TemplateId),
     capabilities: Type.Optional(CapabilitiesInput),
     endpointUrl: Type.Optional(EndpointUrl),
   },
@@ -50,7 +60,7 @@ export const UpdateAgentBody = Type.Object(
     credentialId: Type.Optional(Nullable(Uuid)),
     config: Type.Optional(Config),
     instructions: Type.Optional(Nullable(Instructions)),
-    templateId: Type.Optional(Nullable(Type.String())),
+    templateId: Type.Optional(Nullable(TemplateId)),
     capabilities: Type.Optional(CapabilitiesInput),
     endpointUrl: Type.Optional(Nullable(EndpointUrl)),
   },

@@ -55,29 +55,64 @@ function markdownCode(text: string): string {
   return `${fence}${pad}${text}${pad}${fence}`
 }
 
+// JavaScript's \s (the white space emphasis may not touch), tested one character at a time.
+const WHITE_SPACE = /\s/
+
+/** The run's text split into leading white space, the rest and trailing white space, in one linear scan. */
+function splitWhiteSpace(text: string): [lead: string, core: string, trail: string] {
+  let start = 0
+  while (start < text.length && WHITE_SPACE.test(text.charAt(start))) start++
+  let end = text.length
+  while (end > start && WHITE_SPACE.test(text.charAt(end - 1))) end--
+  return [text.slice(0, start), text.slice(start, end), text.slice(end)]
+}
+
+const hardBreaks = (markdown: string) => markdown.replaceAll('\n', '\\\n')
+
+/** Code spans cannot hold a line break: each line is a span of its own, joined by hard breaks. */
+function markdownCodeLines(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => (line === '' ? '' : markdownCode(line)))
+    .join('\\\n')
+}
+
 function markdownRun(run: TextRun): string {
   const style = run.style ?? {}
   // Emphasis cannot open or close next to white space: keep it outside the markers.
-  const [, lead = '', core = '', trail = ''] = /^(\s*)([\s\S]*?)(\s*)$/.exec(run.text) ?? []
-  if (core === '') return escapeMarkdown(run.text).replace(/\r\n|\r|\n/g, '\\\n')
-  let md = style.code ? markdownCode(core.replace(/\r\n|\r|\n/g, ' ')) : escapeMarkdown(core).replace(/\r\n|\r|\n/g, '\\\n')
+  const [lead, core, trail] = splitWhiteSpace(run.text)
+  if (core === '') return hardBreaks(escapeMarkdown(run.text))
+  let md = style.code ? markdownCodeLines(core) : hardBreaks(escapeMarkdown(core))
   if (style.strikethrough) md = `~~${md}~~`
   if (style.italic) md = `*${md}*`
   if (style.bold) md = `**${md}**`
-  return `${escapeMarkdown(lead)}${md}${escapeMarkdown(trail)}`
+  return `${hardBreaks(escapeMarkdown(lead))}${md}${hardBreaks(escapeMarkdown(trail))}`
 }
 
 const styleKey = (run: TextRun) => ['bold', 'italic', 'strikethrough', 'code'].map((k) => (run.style?.[k as keyof typeof run.style] ? 1 : 0)).join('')
 
-/** Neighbouring runs of one style become one: adjacent markers (`a``b`, **a****b**) would fuse. */
+/**
+ * Line ends become \n; empty runs go (an empty run between two code runs would let their fences touch:
+ * `a``b` reads as one span whose text is no longer code); neighbouring runs of one style become one, since
+ * adjacent markers (`a``b`, **a****b**) would fuse. After this no two code-only runs are neighbours.
+ */
 function coalesce(runs: TextRun[]): TextRun[] {
   const merged: TextRun[] = []
   for (const run of runs) {
+    const text = run.text.replace(/\r\n?/g, '\n')
+    if (text === '') continue
     const last = merged[merged.length - 1]
-    if (last && styleKey(last) === styleKey(run)) merged[merged.length - 1] = { ...last, text: last.text + run.text }
-    else merged.push(run)
+    if (last && styleKey(last) === styleKey(run)) merged[merged.length - 1] = { ...last, text: last.text + text }
+    else merged.push({ ...run, text })
   }
   return merged
+}
+
+/** A hard break at the very end of a paragraph would show as a backslash: line ends there are dropped. */
+function withoutTrailingBreaks(paragraph: string): string {
+  let end = paragraph.length
+  while (end >= 2 && paragraph.charAt(end - 1) === '\n' && paragraph.charAt(end - 2) === '\\') end -= 2
+  return paragraph.slice(0, end)
 }
 
 /** Leading white space would start an indented code block or vanish: write it as character references. */
@@ -87,6 +122,6 @@ function keepLeadingSpace(paragraph: string): string {
 
 export function renderMarkdown(content: Content): string {
   return content.blocks
-    .map((block) => block.elements.map((p) => keepLeadingSpace(coalesce(p.children).map(markdownRun).join(''))).join('\n\n'))
+    .map((block) => block.elements.map((p) => keepLeadingSpace(withoutTrailingBreaks(coalesce(p.children).map(markdownRun).join('')))).join('\n\n'))
     .join('\n\n')
 }

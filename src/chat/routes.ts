@@ -3,10 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { Page, PageQuery, Problem, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
-import { AppError, notFound } from '../http/problem.js'
+import { AppError, notFound, type FieldError } from '../http/problem.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
-import { Content, MAX_TEXT_LENGTH, Message, MessageBody, MessageIdParams, RenderQuery, Revision } from './schemas.js'
+import { Content, MAX_PARAGRAPHS, MAX_RUNS, MAX_TEXT_LENGTH, Message, MessageBody, MessageIdParams, RenderQuery, Revision } from './schemas.js'
 import { renderHtml, renderMarkdown, renderText, textLength } from './richtext.js'
 import { editMessage, findMessage, insertMessage, listMessages, listRevisions } from './store.js'
 
@@ -36,13 +36,20 @@ function acceptedRevisions(header: string | undefined): number[] | undefined {
   })
 }
 
-function checkTextLength(content: Content): void {
+/** The bounds on the whole content, which the schema cannot state: text, paragraphs and runs in all blocks. */
+function checkContentSize(content: Content): void {
+  const errors: FieldError[] = []
   const length = textLength(content)
-  if (length > MAX_TEXT_LENGTH) {
-    throw new AppError('validation-error', 'The body has 1 problem; see errors.', [
-      { pointer: '/content', detail: `must hold at most ${MAX_TEXT_LENGTH} characters of text in all blocks together (has ${length})` },
-    ])
+  if (length > MAX_TEXT_LENGTH) errors.push({ pointer: '/content', detail: `must hold at most ${MAX_TEXT_LENGTH} characters of text in all blocks together (has ${length})` })
+  let paragraphs = 0
+  let runs = 0
+  for (const block of content.blocks) {
+    paragraphs += block.elements.length
+    for (const paragraph of block.elements) runs += paragraph.children.length
   }
+  if (paragraphs > MAX_PARAGRAPHS) errors.push({ pointer: '/content', detail: `must hold at most ${MAX_PARAGRAPHS} paragraphs in all blocks together (has ${paragraphs})` })
+  if (runs > MAX_RUNS) errors.push({ pointer: '/content', detail: `must hold at most ${MAX_RUNS} text runs in all blocks together (has ${runs})` })
+  if (errors.length > 0) throw new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors)
 }
 
 const RENDERINGS = {
@@ -70,7 +77,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { workspaceId, principalId } = request.principal
-      checkTextLength(request.body.content)
+      checkContentSize(request.body.content)
       const message = await reply.withTransaction(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
         const message = await insertMessage(trx, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content })
@@ -128,7 +135,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { workspaceId, principalId, role } = request.principal
-      checkTextLength(request.body.content)
+      checkContentSize(request.body.content)
       const outcome = await editMessage(db, {
         id: request.params.id,
         workspaceId,

@@ -4,6 +4,8 @@ import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 
 export const MAX_BLOCKS = 50
 export const MAX_TEXT_LENGTH = 40000
+export const MAX_PARAGRAPHS = 1000
+export const MAX_RUNS = 10000
 
 // Each level is "one of" a single variant today, discriminated by `type`; a new variant becomes a union here.
 const Style = Type.Object(
@@ -22,18 +24,18 @@ const TextRun = Type.Object(
 )
 
 const Paragraph = Type.Object(
-  { type: Type.Literal('paragraph'), direction: Type.Optional(StringEnum(['ltr', 'rtl'])), children: Type.Array(TextRun) },
+  { type: Type.Literal('paragraph'), direction: Type.Optional(StringEnum(['ltr', 'rtl'])), children: Type.Array(TextRun, { maxItems: MAX_RUNS }) },
   { additionalProperties: false },
 )
 
 const RichTextBlock = Type.Object(
-  { type: Type.Literal('rich_text'), elements: Type.Array(Paragraph) },
+  { type: Type.Literal('rich_text'), elements: Type.Array(Paragraph, { maxItems: MAX_PARAGRAPHS }) },
   { additionalProperties: false },
 )
 
 export const Content = Type.Object(
   { blocks: Type.Array(RichTextBlock, { minItems: 1, maxItems: MAX_BLOCKS }) },
-  { additionalProperties: false, title: 'RichText', description: `Rich text: 1 to ${MAX_BLOCKS} blocks, at most ${MAX_TEXT_LENGTH} characters of text in all` },
+  { additionalProperties: false, title: 'RichText', description: `Rich text: 1 to ${MAX_BLOCKS} blocks, at most ${MAX_PARAGRAPHS} paragraphs, ${MAX_RUNS} text runs and ${MAX_TEXT_LENGTH} characters of text in all` },
 )
 export type Content = Static<typeof Content>
 export type TextRun = Static<typeof TextRun>

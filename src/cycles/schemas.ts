@@ -5,15 +5,19 @@ import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 export const MAX_PROMPT_LENGTH = 100000
 export const MAX_PHASES = 100
 export const MAX_OPERATORS = 100
+export const MAX_NAME_LENGTH = 200
+export const MAX_GOAL_LENGTH = 2000
+export const MAX_INSTRUCTIONS_LENGTH = 20000
+export const MAX_DESCRIPTION_LENGTH = 5000
 
 export const Phase = Type.Object(
   {
     id: Uuid,
     agentId: Uuid,
-    goal: Type.String(),
-    instructions: Type.String(),
+    goal: Type.String({ maxLength: MAX_GOAL_LENGTH }),
+    instructions: Type.String({ maxLength: MAX_INSTRUCTIONS_LENGTH }),
     autoAdvance: Type.Boolean(),
-    phaseName: Type.String(),
+    phaseName: Type.String({ maxLength: MAX_NAME_LENGTH }),
     operatorPool: Type.Array(Type.String(), { maxItems: MAX_OPERATORS }),
   },
   { additionalProperties: false, title: 'Phase' },
@@ -22,8 +26,8 @@ export type Phase = Static<typeof Phase>
 
 export const CycleDefinition = Type.Object(
   {
-    triggerName: Type.String(),
-    description: Type.String(),
+    triggerName: Type.String({ maxLength: MAX_NAME_LENGTH }),
+    description: Type.String({ maxLength: MAX_DESCRIPTION_LENGTH }),
     phasesTemplate: Type.Array(Phase, { maxItems: MAX_PHASES }),
   },
   { additionalProperties: false, title: 'CycleDefinition' },

@@ -30,6 +30,32 @@ export function isLoopbackPeer(address: string | undefined): boolean {
   return address === '::1'
 }
 
+// Local mode trusts the loopback peer, so it must know the request really comes from this machine's own
+// user: a reverse proxy on the same host (nginx, Caddy, ssh -L) or a browser page under DNS rebinding also
+// arrives over loopback. A proxy announces itself in these headers; a rebinding page sends its own Host.
+const PROXY_HEADERS = ['forwarded', 'x-real-ip', 'via']
+const LOCAL_HOST = /^(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$/i
+
+/** Why local mode refuses this request (a Host other than loopback's, or a proxy's header), or null. */
+export function refuseInLocalMode(headers: Record<string, string | string[] | undefined>): AppError | null {
+  for (const name of Object.keys(headers)) {
+    if (PROXY_HEADERS.includes(name) || name.startsWith('x-forwarded-')) {
+      return new AppError(
+        'proxied-request',
+        `The request carries ${name}: it came through a proxy, and TANDEM_AUTH=local only serves direct requests from this machine. Behind a proxy, run with TANDEM_AUTH=required and API keys.`,
+      )
+    }
+  }
+  const host = headers.host
+  if (typeof host !== 'string' || !LOCAL_HOST.test(host)) {
+    return new AppError(
+      'misdirected-request',
+      'TANDEM_AUTH=local only answers requests addressed to localhost, 127.0.0.1 or [::1]. To serve another name, run with TANDEM_AUTH=required and API keys.',
+    )
+  }
+  return null
+}
+
 function unauthorized(detail: string): AppError {
   return new AppError('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="tandem"' })
 }

@@ -2,11 +2,13 @@
 // behind a linear check of the nesting depth. A body nested deeper than MAX_DEPTH is a 400: deeper
 // structures would only be walked by recursive code later (serialisers, stringify) that could overflow.
 // Text may not contain U+0000: PostgreSQL cannot store it, and the answer must not depend on the database.
+// Numbers that parsing would change (1e400, 12345678901234567890, -0) are refused: bodies are stored exactly.
 // Bytes that are not UTF-8 are refused (never turned into U+FFFD); a bodiless method may send an empty body.
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { validatorCompiler } from './validation.js'
+import { inexactNumbers } from './json-numbers.js'
 import { AppError, type FieldError } from './problem.js'
 
 export const MAX_DEPTH = 64
@@ -70,11 +72,10 @@ async function jsonBody(app: FastifyInstance): Promise<void> {
       done(new AppError('malformed-json', `The body nests deeper than ${MAX_DEPTH} levels.`), undefined)
       return
     }
-    // JSON can only carry U+0000 as the escape \u0000: a quick search spares the walk for every other body.
-    if (!text.includes('u0000')) return parse(request, text, done)
     parse(request, text, (error, parsed) => {
       if (error) return done(error, undefined)
-      const errors = nulPointers(parsed)
+      // JSON can only carry U+0000 as the escape \u0000: a quick search spares the walk for every other body.
+      const errors = [...(text.includes('u0000') ? nulPointers(parsed) : []), ...inexactNumbers(text)]
       if (errors.length > 0) return done(new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors), undefined)
       done(null, parsed)
     })

@@ -10,16 +10,19 @@ const KINDS = {
   'validation-error': { status: 400, title: 'Your request is not valid' },
   'malformed-json': { status: 400, title: 'The body is not valid JSON' },
   'malformed-request': { status: 400, title: 'The request is not valid HTTP' },
+  'malformed-url': { status: 400, title: 'The URL is not valid' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'You may not do this' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'proxied-request': { status: 403, title: 'Local mode does not serve requests through a proxy' },
   conflict: { status: 409, title: 'Another request is in the way' },
   'precondition-failed': { status: 412, title: 'The resource has changed' },
   'payload-too-large': { status: 413, title: 'The body is too large' },
   'request-timeout': { status: 408, title: 'The request took too long to arrive' },
   'headers-too-large': { status: 431, title: 'The request headers are too large' },
   'unsupported-media-type': { status: 415, title: 'The body must be application/json' },
+  'misdirected-request': { status: 421, title: 'This server does not answer for that host name' },
   unprocessable: { status: 422, title: 'The request cannot be carried out' },
   'idempotency-key-reused': { status: 422, title: 'The idempotency key was used with another request' },
   'rate-limited': { status: 429, title: 'Too many requests' },
@@ -88,6 +91,8 @@ function describe(error: ErrorObject): { pointer: string; detail: string } {
       return { pointer: at, detail: `must have at most ${error.params.limit} items` }
     case 'minProperties':
       return { pointer: at, detail: `must have at least ${error.params.limit} propert${error.params.limit === 1 ? 'y' : 'ies'}` }
+    case 'maxSerializedBytes':
+      return { pointer: at, detail: `must be at most ${error.schema} bytes when written as JSON (UTF-8)` }
     case 'type':
       return { pointer: at, detail: `must be ${[error.params.type].flat().join(' or ')}` }
     default:

@@ -1,22 +1,39 @@
-// Per-key rate limiting (TANDEM_RATE_LIMIT): after authentication, so the budget is per API key's
-// principal (per peer address without one). Past it every request of the context is a 429 problem.
+// Rate limits (@fastify/rate-limit). Registered before authentication, in the /api context:
+// - per peer address (TANDEM_PEER_RATE_LIMIT, default the per-key budget): a context hook, so it runs BEFORE the
+//   key is looked up — guessing keys meets a 429 without costing a database read per guess;
+// - per API key's principal (TANDEM_RATE_LIMIT): the plugin's per-route hook, which runs after the context's
+//   hooks (authentication among them), so the principal is known.
+// Past either budget the request is a 429 problem with Retry-After.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { RateLimit } from '../config.js'
 import { AppError } from './problem.js'
 
-async function limits(app: FastifyInstance, options: RateLimit): Promise<void> {
-  await app.register(rateLimit, {
-    max: options.max,
-    timeWindow: options.windowMs,
-    hook: 'onRequest',
-    keyGenerator: (request) => request.principal?.principalId ?? request.ip,
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate-limited', `At most ${context.max} requests per ${context.after === '1 minute' ? 'minute' : context.after}; retry in ${Math.ceil(context.ttl / 1000)} s.`, undefined, {
-        'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))),
-      }),
-  })
+const WINDOW_NAMES: Record<number, string> = { 1000: 'second', 60000: 'minute', 3600000: 'hour' }
+
+function rateLimited(max: number, after: string, ttlMs: number): AppError {
+  const seconds = Math.max(1, Math.ceil(ttlMs / 1000))
+  return new AppError('rate-limited', `At most ${max} requests per ${after === '1 minute' ? 'minute' : after}; retry in ${seconds} s.`, undefined, { 'retry-after': String(seconds) })
 }
 
-export const rateLimits = fp(limits, { name: 'tandem-rate-limit', dependencies: ['tandem-auth'] })
+async function limits(app: FastifyInstance, options: { perKey: RateLimit | null; perPeer: RateLimit | null }): Promise<void> {
+  await app.register(rateLimit, {
+    global: options.perKey !== null,
+    max: options.perKey?.max ?? 1,
+    timeWindow: options.perKey?.windowMs ?? 1000,
+    hook: 'onRequest',
+    keyGenerator: (request) => request.principal.principalId,
+    errorResponseBuilder: (_request, context) => rateLimited(context.max, context.after, context.ttl),
+  })
+  if (options.perPeer) {
+    const { max, windowMs } = options.perPeer
+    const countPeer = app.createRateLimit({ max, timeWindow: windowMs, keyGenerator: (request) => `peer ${request.ip}` })
+    app.addHook('onRequest', async (request) => {
+      const count = await countPeer(request)
+      if (!count.isAllowed && count.isExceeded) throw rateLimited(max, WINDOW_NAMES[windowMs] ?? `${windowMs} ms`, count.ttl)
+    })
+  }
+}
+
+export const rateLimits = fp(limits, { name: 'tandem-rate-limit', dependencies: ['tandem-problems'] })

@@ -19,6 +19,12 @@ const common: Options = {
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ ...common, ...options })
   addFormats(ajv, { mode: 'full' })
+  // A size bound on free-form JSON (an agent's config): its UTF-8 bytes as JSON.stringify writes them.
+  ajv.addKeyword({
+    keyword: 'maxSerializedBytes',
+    schemaType: 'number',
+    validate: (limit: number, data: unknown) => Buffer.byteLength(JSON.stringify(data) ?? '') <= limit,
+  })
   return ajv
 }
 

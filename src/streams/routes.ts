@@ -1,6 +1,7 @@
 // /api/streams: create, list and read streams of the caller's workspace.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { normaliseName } from '../http/names.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { notFound } from '../http/problem.js'
 import { CreateStreamBody, Stream } from './schemas.js'
@@ -11,7 +12,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/streams',
-    { config: { idempotent: true }, schema: { tags: ['streams'], operationId: 'createStream', summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
+    { config: { idempotent: true }, preValidation: normaliseName, schema: { tags: ['streams'], operationId: 'createStream', summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
     async (request, reply) => {
       const stream = await reply.withTransaction(async (trx) => {
         const stream = await insertStream(trx, request.principal.workspaceId, request.body)

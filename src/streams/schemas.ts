@@ -1,10 +1,11 @@
 // Stream shapes: a named place where agents and operators work together.
 import Type, { type Static } from 'typebox'
 import { Nullable, Timestamp, Uuid } from '../http/schemas.js'
+import { Name } from '../http/names.js'
 
 export const CreateStreamBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 120 }),
+    name: Name,
     description: Type.Optional(Type.String({ maxLength: 2000 })),
   },
   { additionalProperties: false, title: 'CreateStream' },

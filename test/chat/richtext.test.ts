@@ -26,6 +26,26 @@ const content: fc.Arbitrary<Content> = fc.record({
   blocks: fc.array(fc.record({ type: fc.constant('rich_text' as const), elements: fc.array(paragraph, { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 3 }),
 })
 
+// Shapes that broke the Markdown before: empty styled runs between code runs, backticks and markup in code,
+// line ends of every kind (\r\n, \r, \n) inside and around code.
+const codeHostile = fc.oneof(
+  fc.constant(''),
+  fc.string({ unit: fc.constantFrom(...'`<>"= \r\n\tabix/'), maxLength: 12 }),
+  fc.constantFrom('<img src=x onerror=alert(1)>', '[x](https://t.example/p.png)', '![t](https://t.example/t.gif)', '<https://a.example>', '`', '``', ' ` ', '\r\n', '\r'),
+)
+const codeRun = fc.record({ type: fc.constant('text' as const), text: codeHostile, style: fc.record({ code: fc.constant(true), bold: fc.boolean(), italic: fc.boolean() }, { requiredKeys: ['code'] }) })
+const emptyRun = fc.record({ type: fc.constant('text' as const), text: fc.constant(''), style })
+const codeContent: fc.Arbitrary<Content> = fc.record({
+  blocks: fc.array(
+    fc.record({
+      type: fc.constant('rich_text' as const),
+      elements: fc.array(fc.record({ type: fc.constant('paragraph' as const), children: fc.array(fc.oneof(codeRun, emptyRun, run), { maxLength: 8 }) }), { minLength: 1, maxLength: 3 }),
+    }),
+    { minLength: 1, maxLength: 2 },
+  ),
+})
+const oneParagraph = (children: Content['blocks'][number]['elements'][number]['children']): Content => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children }] }] })
+
 function elements(nodes: Node[], found: Element[] = []): Element[] {
   for (const node of nodes) {
     if ('tagName' in node) {
@@ -118,6 +138,68 @@ describe('rich-text renderings', () => {
         assert.equal(withoutMarkers(textOf(fragment.childNodes as Node[])), withoutMarkers(paragraphTexts(c).join(' ')))
       }),
       { numRuns: 500, seed: 20261121 },
+    )
+  })
+
+  it('Markdown: code runs separated by an empty run stay code (their fences never touch)', () => {
+    const markdown = new MarkdownIt({ html: true })
+    const rendered = markdown.render(
+      renderMarkdown(oneParagraph([
+        { type: 'text', text: 'a`', style: { code: true } },
+        { type: 'text', text: '', style: { bold: true } },
+        { type: 'text', text: '<img src=x onerror=alert(1)>', style: { code: true } },
+        { type: 'text', text: '', style: { italic: true } },
+        { type: 'text', text: 'b', style: { code: true } },
+      ])),
+    )
+    assert.doesNotMatch(rendered, /<img/)
+    assert.equal(rendered, '<p><code>a`&lt;img src=x onerror=alert(1)&gt;b</code></p>\n')
+  })
+
+  it('Markdown: a line end inside a code run is a hard break between code spans; \\r\\n and \\r are line ends', () => {
+    const markdown = new MarkdownIt({ html: true })
+    assert.equal(renderMarkdown(oneParagraph([{ type: 'text', text: 'let a\n\nlet b', style: { code: true } }])), '`let a`\\\n\\\n`let b`')
+    assert.equal(markdown.render(renderMarkdown(oneParagraph([{ type: 'text', text: 'a\r\nb\rc', style: { code: true } }]))), '<p><code>a</code><br>\n<code>b</code><br>\n<code>c</code></p>\n')
+    assert.equal(markdown.render(renderMarkdown(oneParagraph([{ type: 'text', text: 'x\r\ny\rz' }]))), '<p>x<br>\ny<br>\nz</p>\n')
+    assert.equal(renderMarkdown(oneParagraph([{ type: 'text', text: 'end\n\n' }])), 'end', 'no stray backslash at the end of a paragraph')
+  })
+
+  it('Markdown: linear in the length of white space (40 000-character runs of every kind)', () => {
+    // Every character JavaScript's \s matches, as long runs between letters, at the edges and alone, in
+    // plain, styled and code runs. The backtracking regular expression this replaces took about 1 s for
+    // ONE such run; a bounded wait for all of them together tells the two apart without measuring speed.
+    const kinds = [...'\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff']
+    const started = performance.now()
+    for (const space of kinds) {
+      const long = space.repeat(39998)
+      for (const text of ['a' + long + 'b', long + 'ab', 'ab' + long]) {
+        for (const s of [{}, { bold: true }, { code: true }]) {
+          const markdown = renderMarkdown(oneParagraph([{ type: 'text', text, style: s }]))
+          assert.ok(markdown.includes('a'))
+        }
+      }
+    }
+    const seconds = (performance.now() - started) / 1000
+    assert.ok(seconds < 10, `${kinds.length * 9} renderings of 40 000-character runs took ${seconds.toFixed(1)} s`)
+  })
+
+  it('property: Markdown with code, empty and hostile runs parses (html on) to p, strong, em, s, code and br only', () => {
+    const markdown = new MarkdownIt({ html: true })
+    const allowed = new Set(['p', 'strong', 'em', 's', 'code', 'br'])
+    fc.assert(
+      fc.property(codeContent, (c) => {
+        const source = renderMarkdown(c)
+        const fragment = parseFragment(markdown.render(source))
+        for (const element of elements(fragment.childNodes as Node[])) {
+          assert.ok(allowed.has(element.tagName), `unexpected <${element.tagName}> from ${JSON.stringify(source)}`)
+          assert.equal(element.attrs.length, 0)
+        }
+        // The text of every code run stays inside <code>: nothing of it escapes into the paragraph.
+        const codeText = c.blocks.flatMap((b) => b.elements.flatMap((p) => p.children.filter((r) => r.style?.code).map((r) => r.text))).join('')
+        const inCode = elements(fragment.childNodes as Node[]).filter((e) => e.tagName === 'code').map((e) => textOf(e.childNodes as Node[])).join('')
+        assert.equal(inCode.replace(/\s/g, ''), codeText.replace(/\s/g, ''), source)
+      }),
+      { numRuns: 3000, seed: 20261122 },
     )
   })
 })

@@ -108,6 +108,25 @@ describe('model-backed drafter', () => {
         assert.deepEqual(res.json().changes.map((c: { op: string; phaseId: string }) => [c.op, c.phaseId]), [['update', OTHER], ['add', survey.id]])
       })
 
+      it('cuts an answer with overlong fields to the cycle bounds, so the draft can be saved as it is', async () => {
+        server.script({
+          answer: {
+            triggerName: 't'.repeat(500),
+            description: 'd'.repeat(6000),
+            phasesTemplate: [{ id: null, agentId, phaseName: 'p'.repeat(300), goal: 'g'.repeat(3000), instructions: '😀'.repeat(25000), autoAdvance: true, operatorPool: [] }],
+          },
+        })
+        const res = await draft({ mode: 'generate', prompt: 'Do it.' })
+        assert.equal(res.statusCode, 200, res.body.slice(0, 300))
+        const cycle = res.json().draft
+        assert.equal([...cycle.triggerName].length, 200)
+        assert.equal([...cycle.description].length, 5000)
+        const [phase] = cycle.phasesTemplate
+        assert.deepEqual([[...phase.phaseName].length, [...phase.goal].length, [...phase.instructions].length], [200, 2000, 20000])
+        assert.ok(phase.instructions.endsWith('😀…'), 'cut between characters, never inside a surrogate pair')
+        assert.equal((await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles`, cycle)).statusCode, 201)
+      })
+
       it('answers 502 when the model does not answer with JSON', async () => {
         server.script({ answer: 'I would love to help! Here is a plan: first triage...' })
         const res = await draft({ mode: 'generate', prompt: 'Triage it.' })

@@ -22,12 +22,15 @@ for (const dialect of dialects()) {
       }
     })
 
-    it('refuses any other peer without a key, whatever X-Forwarded-For claims', async () => {
+    it('refuses any other peer without a key; a forwarded request is refused whoever sends it', async () => {
       for (const remoteAddress of ['10.0.0.7', '192.168.1.2', '::2', '::ffff:10.0.0.1']) {
-        const res = await app.inject({ method: 'GET', url: '/api/agents', remoteAddress, headers: { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' } })
+        const res = await app.inject({ method: 'GET', url: '/api/agents', remoteAddress })
         assert.equal(res.statusCode, 401, remoteAddress)
         assert.equal(res.json().type, 'urn:tandem:problem:unauthorized')
         assert.match(String(res.headers['www-authenticate']), /^Bearer/)
+        const forwarded = await app.inject({ method: 'GET', url: '/api/agents', remoteAddress, headers: { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' } })
+        assert.equal(forwarded.statusCode, 403, remoteAddress)
+        assert.equal(forwarded.json().type, 'urn:tandem:problem:proxied-request')
       }
     })
 

@@ -10,7 +10,7 @@ describe('rate limiting (required mode, 5 requests per minute)', () => {
   let alice: Record<string, string>
   let bob: Record<string, string>
   before(async () => {
-    app = await build('sqlite', { TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '5/minute' })
+    app = await build('sqlite', { TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '5/minute', TANDEM_PEER_RATE_LIMIT: '100/minute' })
     const workspaceId = await ensureWorkspace(app.database.db, 'default')
     alice = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'a', role: 'member' })).key}` }
     bob = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'b', role: 'member' })).key}` }
@@ -61,7 +61,7 @@ describe('local mode defaults', () => {
 describe('CORS when configured', () => {
   let app: FastifyInstance
   before(async () => {
-    app = await build('sqlite', { TANDEM_CORS_ORIGINS: 'https://app.example' })
+    app = await build('sqlite', { TANDEM_AUTH: 'required', TANDEM_CORS_ORIGINS: 'https://app.example' })
   })
   after(() => app.close())
 

@@ -4,11 +4,12 @@ import { AgentIndex } from './assign.js'
 import { generateCycle } from './generate.js'
 import { refineCycle } from './refine.js'
 import type { Drafter, DraftRequest } from './types.js'
+import { fitToBounds } from './bounds.js'
 
 export function draftBuiltin(request: DraftRequest, makeId: () => string = newId) {
   const context = { agents: new AgentIndex(request.agents), newId: makeId }
-  if (request.mode === 'refine' && request.current) return refineCycle(request.prompt, request.current, context)
-  return generateCycle(request.prompt, context)
+  const outcome = request.mode === 'refine' && request.current ? refineCycle(request.prompt, request.current, context) : generateCycle(request.prompt, context)
+  return { ...outcome, draft: fitToBounds(outcome.draft) }
 }
 
 export const builtinDrafter: Drafter = {
