@@ -7,7 +7,7 @@
 //
 // Every key a vault opens joins a process-wide key ring, looked up by key id: readSecret (src/credentials/
 // store.ts) decrypts through it without being handed a vault, whichever part of the service calls it.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { ConfigError, parseSecretKey, type Config } from '../config.js'
@@ -75,6 +75,17 @@ export class Vault {
   open(sealed: Sealed, aad: string): string {
     return open(this.keys, sealed, aad)
   }
+
+  /**
+   * A keyed fingerprint (HMAC-SHA256 under a key derived from the current one) of text that may hold a secret,
+   * such as a request body kept to recognise a retry: unlike a plain hash, it cannot be brute-forced offline.
+   */
+  fingerprint(text: string): string {
+    this.fingerprintKey ??= createHmac('sha256', this.keys.get(this.keyId) as Buffer).update('tandem fingerprint key').digest()
+    return createHmac('sha256', this.fingerprintKey).update(text).digest('hex')
+  }
+
+  private fingerprintKey: Buffer | undefined
 }
 
 /** Decrypts with any key a vault of this process opened. */

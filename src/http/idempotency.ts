@@ -8,7 +8,7 @@
 // stored response, or neither. The key's claim (the in-flight marker) is committed before the handler runs,
 // so a concurrent retry gets a 409; a claim left by a crash is taken over only once it is older than the
 // request time-out, and a claim that was taken over can no longer store a response (its transaction fails).
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Transaction } from 'kysely'
@@ -67,8 +67,9 @@ const crashAt = (point: string) => {
 
 const ageOf = (createdAt: string) => Date.now() - Date.parse(createdAt)
 
+// Keyed: a body may hold a secret (POST /api/credentials), and the fingerprint is kept for a day.
 function requestHash(request: FastifyRequest): string {
-  return createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body)}`).digest('hex')
+  return request.server.vault.fingerprint(`${request.method} ${request.url}\n${JSON.stringify(request.body)}`)
 }
 
 function replayedHeaders(reply: FastifyReply): Record<string, string> {
