@@ -9,6 +9,7 @@ import { requireStream } from '../streams/store.js'
 import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle } from './schemas.js'
 import { insertCycle, findCycle, listCycles } from './store.js'
 import type { Drafter } from './drafter/types.js'
+import { finishDraft, UnfinishableDraftError } from './drafter/finish.js'
 
 export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -40,7 +41,12 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         const agents = await listDraftingAgents(db, workspaceId)
         request.log.debug({ streamId: stream.id, mode, engine: drafter.name }, 'drafting')
         const outcome = await drafter.draft({ mode, prompt, current, agents })
-        return { mode, engine: drafter.name, ...outcome }
+        try {
+          return { mode, engine: drafter.name, ...finishDraft(outcome) }
+        } catch (error) {
+          if (error instanceof UnfinishableDraftError) throw new AppError('bad-gateway', `The ${drafter.name} engine's draft could not be finished: ${error.message}.`)
+          throw error
+        }
       },
     )
 

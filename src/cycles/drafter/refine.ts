@@ -4,7 +4,7 @@ import { distance } from 'fastest-levenshtein'
 import { NIL_UUID } from '../../http/schemas.js'
 import { MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../schemas.js'
 import { buildPhase, type DraftContext, type DraftOutcome } from './generate.js'
-import { collapseSpaces, handles, MAX_REFERENCE_LENGTH, words } from './language.js'
+import { collapseSpaces, handles, MAX_REFERENCE_LENGTH, splitSentences, words } from './language.js'
 import { triggerFromPhrase } from './steps.js'
 
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth']
@@ -14,8 +14,7 @@ const INSTRUCTION_SPLIT = new RegExp(`\\s*(?:,\\s*(?:and\\s+)?(?:then\\s+)?|\\s+
 
 /** The instructions of a refine prompt, in order. */
 function instructions(prompt: string): string[] {
-  return collapseSpaces(prompt)
-    .split(/(?<=[.!?])\s+|\n+/)
+  return splitSentences(collapseSpaces(prompt))
     .flatMap((sentence) => sentence.split(INSTRUCTION_SPLIT))
     .map((s) => s.trim().replace(/^(?:then|and then|also|next|finally|and|after that|afterwards),?\s+/i, '').replace(/[.!?]+$/, '').trim())
     .filter((s) => s.length > 0)

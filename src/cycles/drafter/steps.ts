@@ -1,5 +1,5 @@
 // Reading a prompt: the trigger clause, then the steps of work in order (CONVENTIONS.md, Generate 1–2).
-import { isVerb, slug, words } from './language.js'
+import { isVerb, slug, splitSentences, words } from './language.js'
 
 export interface Trigger {
   name: string
@@ -42,13 +42,7 @@ const SEQUENCE_SPLIT =
   /(?:^|[,;]\s*|\s+)(?:and\s+)?(?:then|after that|afterwards|finally|lastly|once that is done|once done|next|first|second|third)\b,?\s*/gi
 const WEAK_SEQUENCE = /^(?:next|first|second|third)$/i
 
-function sentences(text: string): string[] {
-  // A sentence ends at . ! ? followed by white space, or at a line break.
-  return text
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0)
-}
+const sentences = splitSentences
 
 /** Splits a sentence at sequencing words ("first …, then …, and finally …"). */
 function splitSequence(sentence: string): string[] {
