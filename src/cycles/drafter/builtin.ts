@@ -6,7 +6,7 @@ import { AppError } from '../../http/problem.js'
 import { newId } from '../../ids.js'
 import { AgentIndex } from './assign.js'
 import { generateCycle } from './generate.js'
-import { refineCycle } from './refine.js'
+import { refineCycle } from './refine/index.js'
 import type { Drafter, DraftOutcome, DraftRequest } from './types.js'
 
 export function draftBuiltin(request: DraftRequest, makeId: () => string = newId): DraftOutcome {
