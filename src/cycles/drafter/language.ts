@@ -157,7 +157,10 @@ export function splitSentences(text: string): string[] {
     const end = match.index + match[0].length
     if (match[0] === '.') {
       const before = /([\p{L}.]{1,12})$/u.exec(text.slice(Math.max(start, match.index - 12), match.index))
-      if (before && isAbbreviation((before[1] as string).replace(/^\./, ''))) continue
+      const word = before ? (before[1] as string).replace(/^\./, '') : ''
+      // An initial ("J. Smith") only before a capitalised word; "call a b m. call c" ends at "m.".
+      const initial = /^\p{L}$/u.test(word)
+      if (word && (initial ? /^\s+\p{Lu}/u.test(text.slice(end, end + 3)) : isAbbreviation(word))) continue
     }
     const sentence = text.slice(start, end).trim()
     if (sentence && sentence !== match[0].trim()) result.push(sentence)

@@ -198,6 +198,6 @@ const ABBREVIATIONS = new Set([...Object.keys(model.one.abbreviations), 'eg', 'e
 
 export function isAbbreviation(word: string): boolean {
   const lower = word.toLowerCase()
-  // Initials ("J. Smith") and dotted abbreviations ("e.g.", "U.S.") too.
-  return ABBREVIATIONS.has(lower) || /^[a-z]$/.test(lower) || /^(?:[a-z]\.)+[a-z]$/.test(lower)
+  // Dotted abbreviations ("e.g.", "U.S.") too.
+  return ABBREVIATIONS.has(lower) || /^(?:[a-z]\.)+[a-z]$/.test(lower)
 }
