@@ -88,7 +88,7 @@ for (const dialect of dialects()) {
         const res = await drafting
         assert.equal(res.statusCode, 200, res.body)
         assert.ok(res.json().warnings.some((w: { code: string }) => w.code === 'too-many-instructions'))
-        assert.ok(healthBeforeDraft, `${prompt.slice(0, 10)}: ` + '/healthz answered while the draft was still running')
+        assert.ok(healthBeforeDraft, `${String(prompt).slice(0, 10)}: ` + '/healthz answered while the draft was still running')
       }
     })
   })
