@@ -1,7 +1,7 @@
 // The small amount of English the builtin drafter knows: words, stems, verbs, handles and slugs.
 // Every regular expression here is linear: no nested quantifiers, so a 100 KB prompt costs 100× a 1 KB one.
 import { stemmer } from 'stemmer'
-import { agentiveVerb, isAbbreviation, PHRASAL, synonymsOf, verbLemma } from './lexicon.js'
+import { agentiveForms, agentiveVerb, isAbbreviation, PHRASAL, synonymsOf, synonymWords, verbLemma } from './lexicon.js'
 
 export const DETERMINERS = new Set(['a', 'an', 'the', 'each', 'every', 'any', 'all'])
 
@@ -216,4 +216,30 @@ export function objectPhrase(rest: string[], limit = 4): string[] {
     if (object.length === limit) break
   }
   return object
+}
+
+/**
+ * The words to look agents up by, for a prompt: its meaningful words, the base forms of its verbs, their
+ * synonyms, phrasal verbs' synonyms and the agentive nouns of its verbs ("translate" → translator).
+ */
+export function searchTerms(prompt: string): string[] {
+  const terms = new Set<string>()
+  const ws = words(prompt.replace(/_/g, ' '))
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i] as string
+    const next = ws[i + 1]
+    if (PHRASAL[w] && next !== undefined && PHRASAL[w].includes(next)) for (const s of synonymWords(`${w}-${next}`)) terms.add(s)
+    if (w.startsWith('@') || STOPWORDS.has(w)) continue
+    for (const part of w.split(/[-'’]/)) {
+      if (part.length < 2 || terms.has(part)) continue
+      terms.add(part)
+      const lemma = verbLemma(part)
+      for (const s of synonymWords(lemma ?? part)) terms.add(s)
+      if (lemma) {
+        terms.add(lemma)
+        for (const form of agentiveForms(lemma)) terms.add(form)
+      }
+    }
+  }
+  return [...terms]
 }

@@ -165,6 +165,15 @@ const SYNONYMS: Record<string, string[]> = {
   file: ['archive', 'store'],
 }
 
+/** The words a word also counts as (for searching the agents' full-text index). */
+export const synonymWords = (word: string): string[] => SYNONYMS[word] ?? []
+
+/** Agentive nouns a verb may appear as in an agent's name ("write" → writer, "analyse" → analyst). */
+export function agentiveForms(verb: string): string[] {
+  const root = verb.replace(/e$/, '')
+  return [`${root}er`, `${root}or`, `${root}ist`, verb.replace(/(?:yse|yze|ise|ize)$/, 'yst'), `${verb}r`]
+}
+
 const synonymStems = new Map<string, string[]>()
 
 /** Stems of the words a (lower-case, lemmatised or phrasal) word also counts as. */

@@ -1,0 +1,70 @@
+// The agents' full-text index (table agent_search, migration 0035), which the drafter searches for the
+// agents that may fit a prompt: written by the agent store in the same transaction as the agent itself.
+import { PostgresAdapter, sql, type Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+
+export interface SearchableAgent {
+  id: string
+  workspace_id: string
+  name: string
+  instructions: string | null
+  tools: string
+}
+
+const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter
+
+/** Tools are stored as JSON: their names' parts are the words ("web_search" → web search). */
+const toolWords = (tools: string) => tools.replace(/[_[\]",]/g, ' ')
+
+/** Writes (or rewrites) an agent's entry; call with the transaction that writes the agent. */
+export async function indexAgentForSearch(db: Kysely<Database>, agent: SearchableAgent): Promise<void> {
+  if (isPostgres(db)) {
+    await sql`
+      insert into agent_search (agent_id, workspace_id, document)
+      values (${agent.id}, ${agent.workspace_id},
+        setweight(to_tsvector('english', ${agent.name}), 'A') ||
+        setweight(to_tsvector('english', ${toolWords(agent.tools)}), 'B') ||
+        setweight(to_tsvector('english', ${agent.instructions ?? ''}), 'C'))
+      on conflict (agent_id) do update set document = excluded.document`.execute(db)
+    return
+  }
+  await sql`delete from agent_search where agent_id = ${agent.id}`.execute(db)
+  await sql`
+    insert into agent_search (agent_id, workspace_id, name, tools, instructions)
+    values (${agent.id}, ${agent.workspace_id}, ${agent.name}, ${toolWords(agent.tools)}, ${agent.instructions ?? ''})`.execute(db)
+}
+
+/** Drops an agent's entry; call with the transaction that deletes the agent. */
+export async function unindexAgentForSearch(db: Kysely<Database>, id: string): Promise<void> {
+  await sql`delete from agent_search where agent_id = ${id}`.execute(db)
+}
+
+/** At most this many candidates per draft, best first; they are then scored by the drafter. */
+export const MAX_CANDIDATES = 400
+/** At most this many distinct search terms per draft. */
+export const MAX_TERMS = 512
+
+/**
+ * The ids of the workspace's agents whose name, tools or instructions hold any of the terms (words, each
+ * stemmed by the database), the best matches first: name matches weigh most, then tools, then instructions.
+ */
+export async function searchAgentIds(db: Kysely<Database>, workspaceId: string, terms: string[], limit = MAX_CANDIDATES): Promise<string[]> {
+  const words = [...new Set(terms.map((t) => t.toLowerCase()).filter((t) => /^[\p{L}\p{N}]{2,40}$/u.test(t)))].slice(0, MAX_TERMS)
+  if (words.length === 0) return []
+  if (isPostgres(db)) {
+    const query = words.join(' or ')
+    const { rows } = await sql<{ agent_id: string }>`
+      select agent_id from agent_search, websearch_to_tsquery('english', ${query}) as query
+      where workspace_id = ${workspaceId} and document @@ query
+      order by ts_rank(document, query) desc, agent_id
+      limit ${limit}`.execute(db)
+    return rows.map((r) => r.agent_id)
+  }
+  const match = words.map((w) => `"${w}"`).join(' OR ')
+  const { rows } = await sql<{ agent_id: string }>`
+    select agent_id from agent_search
+    where agent_search match ${match} and workspace_id = ${workspaceId}
+    order by bm25(agent_search, 0, 0, 10.0, 3.0, 1.0), agent_id
+    limit ${limit}`.execute(db)
+  return rows.map((r) => r.agent_id)
+}
