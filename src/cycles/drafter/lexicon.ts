@@ -45,8 +45,12 @@ function isBaseVerb(word: string): boolean {
   const tags = tagsOf(word)
   if (tags.some((t) => VERB_TAGS.has(t))) return true
   if (model.two.switches[word]?.includes('Verb')) return true
-  return false
+  // Words compromise does not know at all: the verb-forming suffixes say it ("translate", "notify", "summarize").
+  return tags.length === 0 && VERB_SUFFIX.test(word) && word.length > 5 && !SUFFIX_NOUNS.has(word)
 }
+
+/** Unknown to compromise, ending like a verb, yet nouns. */
+const SUFFIX_NOUNS = new Set(['climate', 'candidate', 'template', 'pirate', 'primate', 'karate', 'magnate', 'affiliate', 'surrogate', 'laureate', 'prelate'])
 
 /** The base form of a word that can be a verb ("pulls" → "pull", "translating" → "translate"), else null. */
 export function verbLemma(word: string): string | null {
