@@ -16,8 +16,11 @@ const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof
 /** Tools are stored as JSON: their names' parts are the words ("web_search" → web search). */
 const toolWords = (tools: string) => tools.replace(/[_[\]",]/g, ' ')
 
-/** Writes (or rewrites) an agent's entry; call with the transaction that writes the agent. */
-export async function indexAgentForSearch(db: Kysely<Database>, agent: SearchableAgent): Promise<void> {
+/**
+ * Writes (or rewrites) an agent's entry; call with the transaction that writes the agent. In SQLite,
+ * agent_search_keys says which entry is the agent's, so that it is found without a scan.
+ */
+export async function indexAgentForSearch(db: Kysely<Database>, agent: SearchableAgent, existing = false): Promise<void> {
   if (isPostgres(db)) {
     await sql`
       insert into agent_search (agent_id, workspace_id, document)
@@ -28,15 +31,21 @@ export async function indexAgentForSearch(db: Kysely<Database>, agent: Searchabl
       on conflict (agent_id) do update set document = excluded.document`.execute(db)
     return
   }
-  await sql`delete from agent_search where agent_id = ${agent.id}`.execute(db)
+  if (existing) await unindexAgentForSearch(db, agent.id)
   await sql`
     insert into agent_search (agent_id, workspace_id, name, tools, instructions)
     values (${agent.id}, ${agent.workspace_id}, ${agent.name}, ${toolWords(agent.tools)}, ${agent.instructions ?? ''})`.execute(db)
+  await sql`insert into agent_search_keys (agent_id, search_rowid) values (${agent.id}, last_insert_rowid())`.execute(db)
 }
 
 /** Drops an agent's entry; call with the transaction that deletes the agent. */
 export async function unindexAgentForSearch(db: Kysely<Database>, id: string): Promise<void> {
-  await sql`delete from agent_search where agent_id = ${id}`.execute(db)
+  if (isPostgres(db)) {
+    await sql`delete from agent_search where agent_id = ${id}`.execute(db)
+    return
+  }
+  await sql`delete from agent_search where rowid = (select search_rowid from agent_search_keys where agent_id = ${id})`.execute(db)
+  await sql`delete from agent_search_keys where agent_id = ${id}`.execute(db)
 }
 
 /** At most this many candidates per draft, best first; they are then scored by the drafter. */
@@ -64,7 +73,7 @@ export async function searchAgentIds(db: Kysely<Database>, workspaceId: string, 
   const { rows } = await sql<{ agent_id: string }>`
     select agent_id from agent_search
     where agent_search match ${match} and workspace_id = ${workspaceId}
-    order by bm25(agent_search, 0, 0, 10.0, 3.0, 1.0), agent_id
+    order by rank
     limit ${limit}`.execute(db)
   return rows.map((r) => r.agent_id)
 }

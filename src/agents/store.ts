@@ -144,7 +144,7 @@ export async function updateAgent(db: Kysely<Database>, workspaceId: string, id:
   if (patch.endpointUrl !== undefined) changes.endpoint_url = patch.endpointUrl
   const row = await together(db, async (trx) => {
     const updated = await trx.updateTable('agents').set(changes).where('id', '=', id).where('workspace_id', '=', workspaceId).returningAll().executeTakeFirst()
-    if (updated) await indexAgentForSearch(trx, updated)
+    if (updated) await indexAgentForSearch(trx, updated, true)
     return updated
   })
   if (row) agentChanged(row.id)
@@ -153,8 +153,10 @@ export async function updateAgent(db: Kysely<Database>, workspaceId: string, id:
 
 export async function deleteAgent(db: Kysely<Database>, workspaceId: string, id: string): Promise<boolean> {
   const deleted = await together(db, async (trx) => {
+    const owned = await trx.selectFrom('agents').select('id').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+    if (!owned) return false
+    await unindexAgentForSearch(trx, id)
     const result = await trx.deleteFrom('agents').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
-    if (Number(result.numDeletedRows) > 0) await unindexAgentForSearch(trx, id)
     return Number(result.numDeletedRows) > 0
   })
   if (deleted) agentChanged(id)

@@ -28,12 +28,19 @@ export async function up(db: Kysely<any>): Promise<void> {
       agent_id unindexed, workspace_id unindexed, name, tools, instructions,
       tokenize = 'porter unicode61'
     )`.execute(db)
+  // `order by rank` is then bm25 with these column weights (cheaper than calling bm25() in the query).
+  await sql`insert into agent_search (agent_search, rank) values ('rank', 'bm25(0.0, 0.0, 10.0, 3.0, 1.0)')`.execute(db)
+  // Which entry is an agent's, so that rewriting or dropping it needs no scan of the index.
+  await sql`create table agent_search_keys (agent_id text primary key, search_rowid integer not null)`.execute(db)
   await sql`
     insert into agent_search (agent_id, workspace_id, name, tools, instructions)
-    select id, workspace_id, name, tools, coalesce(instructions, '') from agents`.execute(db)
+    select id, workspace_id, name, replace(replace(replace(replace(replace(tools, '_', ' '), '[', ' '), ']', ' '), '"', ' '), ',', ' '), coalesce(instructions, '')
+    from agents`.execute(db)
+  await sql`insert into agent_search_keys (agent_id, search_rowid) select agent_id, rowid from agent_search`.execute(db)
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function down(db: Kysely<any>): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) await sql`drop table agent_search_keys`.execute(db)
   await sql`drop table agent_search`.execute(db)
 }
