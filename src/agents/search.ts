@@ -53,23 +53,29 @@ export const MAX_CANDIDATES = 400
 /** At most this many distinct search terms per draft. */
 export const MAX_TERMS = 512
 
+const usable = (terms: string[]) => [...new Set(terms.map((t) => t.toLowerCase()).filter((t) => /^[\p{L}\p{N}]{2,40}$/u.test(t)))]
+
 /**
- * The ids of the workspace's agents whose name, tools or instructions hold any of the terms (words, each
- * stemmed by the database), the best matches first: name matches weigh most, then tools, then instructions.
+ * The ids of the workspace's agents whose name, tools or instructions hold any of `words`, or whose name or
+ * tools hold any of `related` (each stemmed by the database), the best matches first: name matches weigh
+ * most, then tools, then instructions.
  */
-export async function searchAgentIds(db: Kysely<Database>, workspaceId: string, terms: string[], limit = MAX_CANDIDATES): Promise<string[]> {
-  const words = [...new Set(terms.map((t) => t.toLowerCase()).filter((t) => /^[\p{L}\p{N}]{2,40}$/u.test(t)))].slice(0, MAX_TERMS)
-  if (words.length === 0) return []
+export async function searchAgentIds(db: Kysely<Database>, workspaceId: string, words: string[], related: string[] = [], limit = MAX_CANDIDATES): Promise<string[]> {
+  const own = usable(words).slice(0, MAX_TERMS)
+  const near = usable(related).filter((t) => !own.includes(t)).slice(0, MAX_TERMS)
+  if (own.length === 0 && near.length === 0) return []
   if (isPostgres(db)) {
-    const query = words.join(' or ')
+    // Terms are letters and digits only: safe inside a tsquery. `:AB` limits a term to names and tools.
+    const query = [...own, ...near.map((t) => `${t}:AB`)].join(' | ')
     const { rows } = await sql<{ agent_id: string }>`
-      select agent_id from agent_search, websearch_to_tsquery('english', ${query}) as query
+      select agent_id from agent_search, to_tsquery('english', ${query}) as query
       where workspace_id = ${workspaceId} and document @@ query
       order by ts_rank(document, query) desc, agent_id
       limit ${limit}`.execute(db)
     return rows.map((r) => r.agent_id)
   }
-  const match = words.map((w) => `"${w}"`).join(' OR ')
+  const or = (terms: string[]) => terms.map((t) => `"${t}"`).join(' OR ')
+  const match = [own.length > 0 ? or(own) : '', near.length > 0 ? `{name tools} : (${or(near)})` : ''].filter(Boolean).join(' OR ')
   const { rows } = await sql<{ agent_id: string }>`
     select agent_id from agent_search
     where agent_search match ${match} and workspace_id = ${workspaceId}

@@ -108,11 +108,11 @@ export async function listAgents(db: Kysely<Database>, workspaceId: string, limi
 
 /**
  * What the drafter knows of the agents it may assign: the workspace's agents whose name, tools or
- * instructions hold any of `terms` (full-text search, best matches first, any agent of the workspace can be
+ * instructions hold any of `terms.words`, or whose name or tools hold any of `terms.related` (full-text search, best matches first, any agent of the workspace can be
  * found), and those of `alsoIds` that are the workspace's (the agents of a cycle being refined).
  */
-export async function listDraftingAgents(db: Kysely<Database>, workspaceId: string, terms: string[], alsoIds: string[] = []) {
-  const ids = [...new Set([...(await searchAgentIds(db, workspaceId, terms)), ...alsoIds])]
+export async function listDraftingAgents(db: Kysely<Database>, workspaceId: string, terms: { words: string[]; related: string[] }, alsoIds: string[] = []) {
+  const ids = [...new Set([...(await searchAgentIds(db, workspaceId, terms.words, terms.related)), ...alsoIds])]
   if (ids.length === 0) return []
   const rows = await db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
   const rank = new Map(ids.map((id, i) => [id, i]))

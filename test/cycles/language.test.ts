@@ -100,8 +100,9 @@ describe('language layer', () => {
   })
 
   it('search terms carry base forms, synonyms and agentive nouns to the full-text index', () => {
-    const terms = searchTerms('Translating the notes; look up prices.')
-    for (const term of ['translating', 'translate', 'translator', 'notes', 'research', 'prices']) assert.ok(terms.includes(term), term)
-    assert.ok(!terms.includes('the'))
+    const { words, related } = searchTerms('Translating the notes; look up prices.')
+    for (const term of ['translating', 'translate', 'notes', 'prices', 'research']) assert.ok(words.includes(term), term)
+    assert.ok(related.includes('translator'))
+    assert.ok(!words.includes('the'))
   })
 })

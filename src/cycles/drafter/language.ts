@@ -220,26 +220,32 @@ export function objectPhrase(rest: string[], limit = 4): string[] {
 
 /**
  * The words to look agents up by, for a prompt: its meaningful words, the base forms of its verbs, their
- * synonyms, phrasal verbs' synonyms and the agentive nouns of its verbs ("translate" → translator).
+ * synonyms and phrasal verbs' synonyms (`words`, searched in names, tools and instructions), and the
+ * agentive nouns of its verbs ("translate" → translator; `related`, searched in names and tools only).
  */
-export function searchTerms(prompt: string): string[] {
-  const terms = new Set<string>()
+export function searchTerms(prompt: string): { words: string[]; related: string[] } {
+  const own = new Set<string>()
+  const related = new Set<string>()
+  const seen = new Set<string>()
   const ws = words(prompt.replace(/_/g, ' '))
   for (let i = 0; i < ws.length; i++) {
     const w = ws[i] as string
     const next = ws[i + 1]
-    if (PHRASAL[w] && next !== undefined && PHRASAL[w].includes(next)) for (const s of synonymWords(`${w}-${next}`)) terms.add(s)
+    const particles = PHRASAL[w]
+    if (particles && next !== undefined && particles.includes(next)) for (const s of synonymWords(`${w}-${next}`)) own.add(s)
     if (w.startsWith('@') || STOPWORDS.has(w)) continue
     for (const part of w.split(/[-'’]/)) {
-      if (part.length < 2 || terms.has(part)) continue
-      terms.add(part)
+      if (part.length < 2 || seen.has(part)) continue
+      seen.add(part)
+      own.add(part)
       const lemma = verbLemma(part)
-      for (const s of synonymWords(lemma ?? part)) terms.add(s)
+      for (const s of synonymWords(lemma ?? part)) own.add(s)
       if (lemma) {
-        terms.add(lemma)
-        for (const form of agentiveForms(lemma)) terms.add(form)
+        own.add(lemma)
+        for (const form of agentiveForms(lemma)) related.add(form)
       }
     }
   }
-  return [...terms]
+  for (const w of own) related.delete(w)
+  return { words: [...own], related: [...related] }
 }
