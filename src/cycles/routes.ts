@@ -10,7 +10,7 @@ import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle
 import { insertCycle, findCycle, listCycles } from './store.js'
 import type { Drafter } from './drafter/types.js'
 import { finishDraft, UnfinishableDraftError } from './drafter/finish.js'
-import { searchTerms } from './drafter/language.js'
+import { searchTermsOffLoop } from './drafter/builtin.js'
 
 export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -40,7 +40,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           throw new AppError('unprocessable', '`refine` edits an existing cycle: send it as `current`.', [{ pointer: '/current', detail: 'is required when mode is refine' }])
         }
         const assigned = [...new Set((current?.phasesTemplate ?? []).map((p) => p.agentId.toLowerCase()).filter((id) => id !== NIL_UUID))]
-        const agents = await listDraftingAgents(db, workspaceId, searchTerms(prompt), assigned)
+        const agents = await listDraftingAgents(db, workspaceId, await searchTermsOffLoop(prompt), assigned)
         request.log.debug({ streamId: stream.id, mode, engine: drafter.name }, 'drafting')
         const outcome = await drafter.draft({ mode, prompt, current, agents })
         try {

@@ -7,7 +7,9 @@ import { newId } from '../../ids.js'
 import { AgentIndex } from './assign.js'
 import { generateCycle } from './generate.js'
 import { refineCycle } from './refine/index.js'
+import type { SearchTerms } from './language.js'
 import type { Drafter, DraftOutcome, DraftRequest } from './types.js'
+import type { WorkerTask } from './worker.js'
 
 export function draftBuiltin(request: DraftRequest, makeId: () => string = newId): DraftOutcome {
   const context = { agents: new AgentIndex(request.agents), newId: makeId }
@@ -24,7 +26,7 @@ const WORKER = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker
 // One pool per process, shared by every app instance: two cores, so at most two drafts at once; idle
 // workers are unref'd by piscina and do not keep the process alive.
 let pool: { workers: Piscina; ready: Promise<unknown> } | null = null
-const WARM_UP: DraftRequest = { mode: 'generate', prompt: 'Write a reply.', agents: [] }
+const WARM_UP: WorkerTask = { kind: 'draft', request: { mode: 'generate', prompt: 'Write a reply.', agents: [] } }
 
 /** The pool, once a worker has loaded the engine: the deadline counts drafting, not a worker's start. */
 async function draftingPool(): Promise<Piscina> {
@@ -38,29 +40,35 @@ async function draftingPool(): Promise<Piscina> {
 
 export interface BuiltinOptions {
   deadlineMs?: number
-  /** false runs drafts on the event loop (benchmarks of the engine itself). */
-  worker?: boolean
 }
 
 export function createBuiltinDrafter(options: BuiltinOptions = {}): Drafter {
   const deadlineMs = options.deadlineMs ?? DEFAULT_DRAFT_DEADLINE_MS
-  if (options.worker === false) return { name: 'builtin', draft: async (request) => draftBuiltin(request) }
   return {
     name: 'builtin',
     async draft(request) {
-      const workers = await draftingPool()
-      const signal = AbortSignal.timeout(deadlineMs)
-      try {
-        return (await workers.run(request, { signal })) as DraftOutcome
-      } catch (error) {
-        if (signal.aborted) {
-          throw new AppError('unprocessable', `The prompt took longer than ${deadlineMs} ms to draft and was stopped; shorten it or split it into several drafts.`)
-        }
-        if ((error as Error).message?.includes('Task queue is at limit')) {
-          throw new AppError('service-unavailable', 'Too many drafts are waiting; try again in a moment.')
-        }
-        throw error
-      }
+      return (await runOffLoop({ kind: 'draft', request }, deadlineMs)) as DraftOutcome
     },
+  }
+}
+
+/** The words to search a workspace's agents by for a prompt (language.ts searchTerms), worked out on the pool. */
+export async function searchTermsOffLoop(prompt: string, deadlineMs = DEFAULT_DRAFT_DEADLINE_MS): Promise<SearchTerms> {
+  return (await runOffLoop({ kind: 'terms', prompt }, deadlineMs)) as SearchTerms
+}
+
+async function runOffLoop(task: WorkerTask, deadlineMs: number): Promise<unknown> {
+  const workers = await draftingPool()
+  const signal = AbortSignal.timeout(deadlineMs)
+  try {
+    return await workers.run(task, { signal })
+  } catch (error) {
+    if (signal.aborted) {
+      throw new AppError('unprocessable', `The prompt took longer than ${deadlineMs} ms to draft and was stopped; shorten it or split it into several drafts.`)
+    }
+    if ((error as Error).message?.includes('Task queue is at limit')) {
+      throw new AppError('service-unavailable', 'Too many drafts are waiting; try again in a moment.')
+    }
+    throw error
   }
 }

@@ -223,7 +223,12 @@ export function objectPhrase(rest: string[], limit = 4): string[] {
  * synonyms and phrasal verbs' synonyms (`words`, searched in names, tools and instructions), and the
  * agentive nouns of its verbs ("translate" → translator; `related`, searched in names and tools only).
  */
-export function searchTerms(prompt: string): { words: string[]; related: string[] } {
+export interface SearchTerms {
+  words: string[]
+  related: string[]
+}
+
+export function searchTerms(prompt: string): SearchTerms {
   const own = new Set<string>()
   const related = new Set<string>()
   const seen = new Set<string>()

@@ -62,7 +62,8 @@ export function verbLemma(word: string): string | null {
 
 function findVerbLemma(word: string): string | null {
   if (word.length < 2 || word.length > 30 || !/^[a-z][a-z-]*$/.test(word) || NOT_VERBS.has(word)) return null
-  if (isBaseVerb(word)) return word
+  const tags = tagsOf(word)
+  if (EXTRA_VERBS.has(word) || tags.includes('Infinitive') || model.two.switches[word]?.includes('Verb')) return word
   const tenses: Array<[RegExp, string]> = [[/(?:s|es)$/, 'PresentTense'], [/ed$/, 'PastTense'], [/ing$/, 'Gerund']]
   for (const [ending, tense] of tenses) {
     if (!ending.test(word)) continue
@@ -73,6 +74,7 @@ function findVerbLemma(word: string): string | null {
       if (candidate !== word && candidate.length > 1 && isBaseVerb(candidate)) return candidate
     }
   }
+  if (isBaseVerb(word)) return word
   for (const prefix of VERB_PREFIXES) {
     if (word.startsWith(prefix) && word.length > prefix.length + 2) {
       const rest = findVerbLemma(word.slice(prefix.length))
