@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { draftBuiltin } from '../../src/cycles/drafter/builtin.js'
-import { AgentIndex } from '../../src/cycles/drafter/assign.js'
+import { AgentIndex, indexCacheStats } from '../../src/cycles/drafter/assign.js'
+import { agentChanged } from '../../src/cycles/drafter/agent-changes.js'
 import { isVerb, baseVerb, searchTerms, splitSentences } from '../../src/cycles/drafter/language.js'
 import { agentiveVerb } from '../../src/cycles/drafter/lexicon.js'
 import { splitSteps } from '../../src/cycles/drafter/steps.js'
@@ -104,5 +105,20 @@ describe('language layer', () => {
     for (const term of ['translating', 'translate', 'notes', 'prices', 'research']) assert.ok(words.includes(term), term)
     assert.ok(related.includes('translator'))
     assert.ok(!words.includes('the'))
+  })
+})
+
+describe('the indexed-agent cache', () => {
+  it('is weighted by size, and drops an agent that is changed or deleted', () => {
+    const small = (n: number) => ({ id: `cache-${n}`, name: `Cache Agent ${n}`, instructions: 'Sort things.', tools: [] })
+    new AgentIndex([small(1), small(2), small(3)])
+    const before = indexCacheStats()
+    agentChanged('cache-2')
+    assert.equal(indexCacheStats().agents, before.agents - 1)
+    assert.ok(indexCacheStats().characters < before.characters)
+    // One agent heavier than the whole budget pushes every other agent out (and is indexed all the same).
+    const huge = { id: 'cache-huge', name: 'Huge', instructions: 'x '.repeat(before.limit), tools: [] }
+    assert.equal(new AgentIndex([huge]).bestMatch('sort the things').agent, null)
+    assert.equal(indexCacheStats().agents, 1)
   })
 })

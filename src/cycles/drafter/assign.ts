@@ -46,6 +46,9 @@ const sameWords = (a: AgentProfile, b: AgentProfile) =>
 
 const weightOf = (agent: AgentProfile) => agent.name.length + (agent.instructions?.length ?? 0) + agent.tools.reduce((sum, t) => sum + t.length, 0) + 64
 
+/** How many agents the cache holds and the characters they weigh (for tests and diagnostics). */
+export const indexCacheStats = () => ({ agents: indexed.size, characters: cachedCharacters, limit: INDEX_CACHE_CHARACTERS })
+
 /** Drops an agent from the cache (it was changed or deleted). */
 export function forgetAgent(id: string): void {
   const cached = indexed.get(id)
