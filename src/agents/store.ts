@@ -5,6 +5,12 @@ import type { Database } from '../db/database.js'
 import type { AgentTable } from './agents.table.js'
 import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
+import { indexAgentForSearch, searchAgentIds, unindexAgentForSearch } from './search.js'
+import { agentChanged } from '../cycles/drafter/agent-changes.js'
+
+/** Runs `work` in the caller's transaction, or in a new one: an agent and its search entry are written together. */
+const together = <T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
+  db.isTransaction ? work(db) : db.transaction().execute(work)
 
 
 type AgentRow = Selectable<AgentTable>
@@ -48,12 +54,6 @@ const selectFirstPage = prepared(2, (db, workspaceId: Expression<string>, limit:
 const selectPageAfter = prepared(3, (db, workspaceId: Expression<string>, after: Expression<string>, limit: Expression<number>) =>
   db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(limit),
 )
-const selectForDrafting = prepared(2, (db, workspaceId: Expression<string>, limit: Expression<number>) =>
-  db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools']).where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
-)
-
-/** The drafter considers at most this many agents of a workspace (the oldest): its cost grows with them. */
-export const MAX_DRAFTING_AGENTS = 500
 
 const lower = (id: string | null | undefined) => (id == null ? id : id.toLowerCase())
 
@@ -76,7 +76,10 @@ export async function insertAgent(db: Kysely<Database>, workspaceId: string, bod
     created_at: timestamp,
     updated_at: timestamp,
   }
-  await insertRow(db, ...(COLUMNS.map((column) => row[column]) as unknown as AgentValues))
+  await together(db, async (trx) => {
+    await insertRow(trx, ...(COLUMNS.map((column) => row[column]) as unknown as AgentValues))
+    await indexAgentForSearch(trx, row)
+  })
   return toAgent(row)
 }
 
@@ -91,10 +94,19 @@ export async function listAgents(db: Kysely<Database>, workspaceId: string, limi
   return rows.map(toAgent)
 }
 
-/** What the drafter knows of the agents it may assign: the oldest MAX_DRAFTING_AGENTS of the workspace. */
-export async function listDraftingAgents(db: Kysely<Database>, workspaceId: string) {
-  const rows = await selectForDrafting(db, workspaceId, MAX_DRAFTING_AGENTS)
-  return rows.map((row) => ({ id: row.id, name: row.name, instructions: row.instructions, tools: JSON.parse(row.tools) as string[] }))
+/**
+ * What the drafter knows of the agents it may assign: the workspace's agents whose name, tools or
+ * instructions hold any of `terms.words`, or whose name or tools hold any of `terms.related` (full-text search, best matches first, any agent of the workspace can be
+ * found), and those of `alsoIds` that are the workspace's (the agents of a cycle being refined).
+ */
+export async function listDraftingAgents(db: Kysely<Database>, workspaceId: string, terms: { words: string[]; related: string[] }, alsoIds: string[] = []) {
+  const ids = [...new Set([...(await searchAgentIds(db, workspaceId, terms.words, terms.related)), ...alsoIds])]
+  if (ids.length === 0) return []
+  const rows = await db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+  const rank = new Map(ids.map((id, i) => [id, i]))
+  return rows
+    .sort((a, b) => (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0))
+    .map((row) => ({ id: row.id, name: row.name, instructions: row.instructions, tools: JSON.parse(row.tools) as string[] }))
 }
 
 /** Applies a partial update in one statement: `capabilities` merges field by field, `config` is replaced. */
@@ -118,17 +130,23 @@ export async function updateAgent(db: Kysely<Database>, workspaceId: string, id:
   if (patch.capabilities?.streaming !== undefined) changes.streaming = patch.capabilities.streaming ? 1 : 0
   if (patch.capabilities?.tools !== undefined) changes.tools = JSON.stringify(patch.capabilities.tools)
   if (patch.endpointUrl !== undefined) changes.endpoint_url = patch.endpointUrl
-  const row = await db
-    .updateTable('agents')
-    .set(changes)
-    .where('id', '=', id)
-    .where('workspace_id', '=', workspaceId)
-    .returningAll()
-    .executeTakeFirst()
+  const row = await together(db, async (trx) => {
+    const updated = await trx.updateTable('agents').set(changes).where('id', '=', id).where('workspace_id', '=', workspaceId).returningAll().executeTakeFirst()
+    if (updated) await indexAgentForSearch(trx, updated, true)
+    return updated
+  })
+  if (row) agentChanged(row.id)
   return row && toAgent(row)
 }
 
 export async function deleteAgent(db: Kysely<Database>, workspaceId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('agents').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
-  return Number(result.numDeletedRows) > 0
+  const deleted = await together(db, async (trx) => {
+    const owned = await trx.selectFrom('agents').select('id').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+    if (!owned) return false
+    await unindexAgentForSearch(trx, id)
+    const result = await trx.deleteFrom('agents').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+    return Number(result.numDeletedRows) > 0
+  })
+  if (deleted) agentChanged(id)
+  return deleted
 }

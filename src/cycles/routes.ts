@@ -9,6 +9,8 @@ import { requireStream } from '../streams/store.js'
 import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle } from './schemas.js'
 import { insertCycle, findCycle, listCycles } from './store.js'
 import type { Drafter } from './drafter/types.js'
+import { finishDraft, UnfinishableDraftError } from './drafter/finish.js'
+import { searchTermsOffLoop } from './drafter/builtin.js'
 
 export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -37,10 +39,16 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         if (mode === 'refine' && !current) {
           throw new AppError('unprocessable', '`refine` edits an existing cycle: send it as `current`.', [{ pointer: '/current', detail: 'is required when mode is refine' }])
         }
-        const agents = await listDraftingAgents(db, workspaceId)
+        const assigned = [...new Set((current?.phasesTemplate ?? []).map((p) => p.agentId.toLowerCase()).filter((id) => id !== NIL_UUID))]
+        const agents = await listDraftingAgents(db, workspaceId, await searchTermsOffLoop(prompt), assigned)
         request.log.debug({ streamId: stream.id, mode, engine: drafter.name }, 'drafting')
         const outcome = await drafter.draft({ mode, prompt, current, agents })
-        return { mode, engine: drafter.name, ...outcome }
+        try {
+          return { mode, engine: drafter.name, ...finishDraft(outcome) }
+        } catch (error) {
+          if (error instanceof UnfinishableDraftError) throw new AppError('bad-gateway', `The ${drafter.name} engine's draft could not be finished: ${error.message}.`)
+          throw error
+        }
       },
     )
 

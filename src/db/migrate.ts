@@ -6,6 +6,7 @@ import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as idempotencyPerPrincipal from './migrations/0004_idempotency_per_principal.js'
 import * as principals from './migrations/0010_principals.js'
 import * as credentials from './migrations/0011_credentials.js'
+import * as agentSearch from './migrations/0035_agent_search.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0004_idempotency_per_principal': idempotencyPerPrincipal,
   '0010_principals': principals,
   '0011_credentials': credentials,
+  '0035_agent_search': agentSearch,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -30,6 +30,31 @@ for (const dialect of dialects()) {
   }
 }
 
+for (const dialect of dialects()) {
+  describe(`drafter paraphrase set (${dialect})`, () => {
+    let app: FastifyInstance
+    before(async () => {
+      app = await build(dialect)
+    })
+    after(() => app.close())
+
+    it('passes every tuning case, at least 95 % of the held-out half, and covers every family in both halves', async () => {
+      const cases = load('paraphrases.json')
+      const results = await evaluateCases(app, cases)
+      assert.ok(cases.cases.length >= 150)
+      const tuning = results.filter((r) => r.split === 'tuning')
+      const heldOut = results.filter((r) => r.split === 'held-out')
+      assert.deepEqual(tuning.filter((r) => !r.pass).map((r) => `${r.id}: ${r.reasons.join('; ')}`), [])
+      const heldOutRate = heldOut.filter((r) => r.pass).length / heldOut.length
+      assert.ok(heldOutRate >= 0.95, `held-out ${(heldOutRate * 100).toFixed(1)} %: ${heldOut.filter((r) => !r.pass).map((r) => r.id).join(', ')}`)
+      const families = new Set(results.map((r) => r.family))
+      for (const family of families) {
+        assert.ok(tuning.some((r) => r.family === family) && heldOut.some((r) => r.family === family), family)
+      }
+    })
+  })
+}
+
 describe('the shared examples', () => {
   it('are the ones in ../shared/drafting when that folder is present', () => {
     let shared: string

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, parseDrafter, type DrafterConfig } from '../../src/config.js'
-import { createModelDrafter } from '../../src/cycles/drafter/model.js'
+import { AGENTS_BUDGET, createModelDrafter } from '../../src/cycles/drafter/model.js'
 import { TEST_SECRET_KEY, freshDatabase, send } from '../helpers.js'
 import { startFakeModelServer, type FakeModelServer } from '../fakes/model-server.js'
 
@@ -125,6 +125,21 @@ describe('model-backed drafter', () => {
         assert.deepEqual([[...phase.phaseName].length, [...phase.goal].length, [...phase.instructions].length], [200, 2000, 20000])
         assert.ok(phase.instructions.endsWith('😀…'), 'cut between characters, never inside a surrogate pair')
         assert.equal((await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles`, cycle)).statusCode, 201)
+      })
+
+      it('sends the model a bounded amount of agent data, however large the agents are', async () => {
+        const huge = Array.from({ length: 40 }, (_, i) => `tool_${i}_${'x'.repeat(20000)}`)
+        for (let i = 0; i < 5; i++) {
+          const res = await send(app, 'POST', '/api/agents', { name: `Bulky Triage ${i}`, instructions: 'Triage tickets. '.repeat(1200), capabilities: { tools: huge } })
+          assert.equal(res.statusCode, 201, res.body)
+        }
+        server.requests.length = 0
+        server.script({ answer: { triggerName: 'manual', description: 'd', phasesTemplate: [] } })
+        const res = await draft({ mode: 'generate', prompt: 'Triage the ticket.' })
+        assert.equal(res.statusCode, 200, res.body)
+        const sent = JSON.stringify(server.requests[0]!.body).length
+        assert.ok(sent < AGENTS_BUDGET + 20000, `sent ${sent} characters`)
+        assert.ok(JSON.stringify(server.requests[0]!.body).includes('Bulky Triage 0'), 'the best candidates are still listed')
       })
 
       it('answers 502 when the model does not answer with JSON', async () => {

@@ -1,7 +1,7 @@
 // Which agent does a step? One named in the step (CONVENTIONS.md, Generate 3), else the agent whose
 // name, tools and instructions best match the step's words, stemmed, above a threshold.
 import { distance } from 'fastest-levenshtein'
-import { contentStems, isVerb, MAX_REFERENCE_LENGTH, stemsOfWords, words } from './language.js'
+import { agentiveStems, contentStems, MAX_REFERENCE_LENGTH, words, workStems } from './language.js'
 
 export interface AgentProfile {
   id: string
@@ -30,26 +30,55 @@ export interface Match {
   score: number
 }
 
-// Indexing an agent's words costs far more than drafting with them: keep indexed agents across drafts.
-const INDEX_CACHE_SIZE = 5000
-const indexed = new Map<string, IndexedAgent>()
+// Indexing an agent's words costs far more than drafting with them: keep indexed agents across drafts,
+// in a cache bounded by the size of the text it holds (least recently used first out), from which an
+// agent is dropped when it is changed or deleted (agent-changes.ts).
+const INDEX_CACHE_CHARACTERS = 4_000_000
+// Only so much of an agent is read: a name, the start of its instructions, its first tools.
+const MAX_INDEXED_INSTRUCTIONS = 4000
+const MAX_INDEXED_TOOLS = 50
+const MAX_INDEXED_TOOL = 200
+const indexed = new Map<string, { entry: IndexedAgent; weight: number }>()
+let cachedCharacters = 0
 
 const sameWords = (a: AgentProfile, b: AgentProfile) =>
   a.name === b.name && a.instructions === b.instructions && a.tools.length === b.tools.length && a.tools.every((t, i) => t === b.tools[i])
 
+const weightOf = (agent: AgentProfile) => agent.name.length + (agent.instructions?.length ?? 0) + agent.tools.reduce((sum, t) => sum + t.length, 0) + 64
+
+/** How many agents the cache holds and the characters they weigh (for tests and diagnostics). */
+export const indexCacheStats = () => ({ agents: indexed.size, characters: cachedCharacters, limit: INDEX_CACHE_CHARACTERS })
+
+/** Drops an agent from the cache (it was changed or deleted). */
+export function forgetAgent(id: string): void {
+  const cached = indexed.get(id)
+  if (!cached) return
+  cachedCharacters -= cached.weight
+  indexed.delete(id)
+}
+
 function indexAgent(agent: AgentProfile): IndexedAgent {
   const cached = indexed.get(agent.id)
-  if (cached && sameWords(cached.agent, agent)) return cached
+  if (cached && sameWords(cached.entry.agent, agent)) {
+    indexed.delete(agent.id)
+    indexed.set(agent.id, cached)
+    return cached.entry
+  }
+  forgetAgent(agent.id)
   const weights = new Map<string, number>()
   const note = (stems: string[], weight: number) => {
     for (const s of stems) weights.set(s, Math.max(weights.get(s) ?? 0, weight))
   }
-  note(contentStems(agent.instructions ?? ''), INSTRUCTION_WEIGHT)
-  note(contentStems(agent.tools.join(' ')), TOOL_WEIGHT)
+  note(contentStems((agent.instructions ?? '').slice(0, MAX_INDEXED_INSTRUCTIONS)), INSTRUCTION_WEIGHT)
+  note(contentStems(agent.tools.slice(0, MAX_INDEXED_TOOLS).map((t) => t.slice(0, MAX_INDEXED_TOOL)).join(' ')), TOOL_WEIGHT)
   note(contentStems(agent.name), NAME_WEIGHT)
+  // An agent known only by its name ("Contract Negotiator") does what its agentive nouns say.
+  if (!agent.instructions && agent.tools.length === 0) note(agentiveStems(agent.name), NAME_WEIGHT)
   const entry = { agent, nameWords: words(agent.name), weights }
-  if (indexed.size >= INDEX_CACHE_SIZE) indexed.delete(indexed.keys().next().value as string)
-  indexed.set(agent.id, entry)
+  const weight = weightOf(agent)
+  while (cachedCharacters + weight > INDEX_CACHE_CHARACTERS && indexed.size > 0) forgetAgent(indexed.keys().next().value as string)
+  indexed.set(agent.id, { entry, weight })
+  cachedCharacters += weight
   return entry
 }
 
@@ -103,13 +132,11 @@ export class AgentIndex {
   /** The best-matching agent for a step's work (its text, or its lower-case words), or null below the threshold. */
   bestMatch(step: string | string[]): Match {
     const ws = (typeof step === 'string' ? words(step) : step).filter((w) => !w.startsWith('@'))
-    const verb = ws.find((w) => isVerb(w))
-    const verbStem = verb === undefined ? null : stemsOfWords([verb])[0]
-    const stems = [...new Set(stemsOfWords(ws))]
+    const stems = [...workStems(ws, VERB_FACTOR)]
     let best: Match = { agent: null, score: 0 }
     for (const { agent, weights } of this.agents) {
       let score = 0
-      for (const s of stems) score += (weights.get(s) ?? 0) * (s === verbStem ? VERB_FACTOR : 1)
+      for (const [s, factor] of stems) score += (weights.get(s) ?? 0) * factor
       if (score > best.score) best = { agent, score }
     }
     return best.score >= MATCH_THRESHOLD ? best : { agent: null, score: best.score }

@@ -20,10 +20,14 @@ interface ExpectedPhase {
 
 interface Case {
   id: string
+  /** What the case exercises ("refine: move", "agentive nouns"), for per-family rates. */
+  family?: string
+  /** `tuning` or `held-out`: the held-out half is never looked at while tuning the engine. */
+  split?: string
   mode: string
   prompt: string
   current?: string
-  expect: { triggerName?: string; warnings?: boolean; phases: ExpectedPhase[] }
+  expect: { triggerName?: string; description?: string; warnings?: boolean; phases: ExpectedPhase[] }
 }
 
 export interface CasesFile {
@@ -34,6 +38,8 @@ export interface CasesFile {
 
 export interface CaseResult {
   id: string
+  family: string
+  split: string
   pass: boolean
   reasons: string[]
 }
@@ -52,6 +58,9 @@ function compareCase(testCase: Case, result: DraftResult, current: CycleDefiniti
   const nameOf = (id: string) => (id === NIL_UUID ? null : (agentName.get(id) ?? `unknown agent ${id}`))
   if (expect.triggerName !== undefined && result.draft.triggerName !== expect.triggerName) {
     reasons.push(`triggerName is ${show(result.draft.triggerName)}, expected ${show(expect.triggerName)}`)
+  }
+  if (expect.description !== undefined && result.draft.description !== expect.description) {
+    reasons.push(`description is ${show(result.draft.description)}, expected ${show(expect.description)}`)
   }
   if (expect.warnings && result.warnings.length === 0) reasons.push('expected at least one warning, got none')
   const phases = result.draft.phasesTemplate
@@ -85,6 +94,8 @@ function compareCase(testCase: Case, result: DraftResult, current: CycleDefiniti
   return reasons
 }
 
+const labels = (testCase: Case) => ({ id: testCase.id, family: testCase.family ?? testCase.mode, split: testCase.split ?? 'all' })
+
 export async function evaluateCases(app: FastifyInstance, file: CasesFile): Promise<CaseResult[]> {
   const agentIds = new Map<string, string>()
   for (const agent of file.agents) {
@@ -112,11 +123,11 @@ export async function evaluateCases(app: FastifyInstance, file: CasesFile): Prom
     }
     const response = await call(app, 'POST', `/api/cycles/streams/${stream.json.id}/cycles/draft`, { mode: testCase.mode, prompt: testCase.prompt, ...(current ? { current } : {}) })
     if (response.status !== 200) {
-      results.push({ id: testCase.id, pass: false, reasons: [`status ${response.status}: ${show(response.json)}`] })
+      results.push({ ...labels(testCase), pass: false, reasons: [`status ${response.status}: ${show(response.json)}`] })
       continue
     }
     const reasons = compareCase(testCase, response.json, current, keys, agentIds)
-    results.push({ id: testCase.id, pass: reasons.length === 0, reasons })
+    results.push({ ...labels(testCase), pass: reasons.length === 0, reasons })
   }
   return results
 }

@@ -1,6 +1,6 @@
 // Generate mode of the builtin engine: a prompt → a new cycle (CONVENTIONS.md, Generate 1–5).
 import { NIL_UUID } from '../../http/schemas.js'
-import { MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../schemas.js'
+import { MAX_OPERATORS, MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../schemas.js'
 import type { AgentIndex } from './assign.js'
 import { baseVerb, capitalise, collapseSpaces, handles, isPronoun, isVerb, objectPhrase, pastParticiple, tokens } from './language.js'
 import { splitSteps, splitTrigger, type Trigger } from './steps.js'
@@ -42,6 +42,14 @@ function actionWords(stepTokens: string[], named: Named): string[] {
   if (named && named.index === stepTokens.length - ws.length) ws = ws.slice(named.length)
   ws = ws.filter((w) => !w.startsWith('@'))
   if (ws[0]?.toLowerCase() === 'to') ws = ws.slice(1)
+  // A person who is neither an agent nor an operator ("Dr. Smith reviews …", "Prof. Lee drafts …"): the
+  // capitalised words before the verb are the actor, not the work.
+  if (!isVerb(ws[0]) && /^\p{Lu}/u.test(ws[0] ?? '')) {
+    for (let i = 1; i < Math.min(ws.length, 4); i++) {
+      if (isVerb(ws[i]) && /^\p{Ll}/u.test(ws[i] as string)) return ws.slice(i)
+      if (!/^\p{Lu}/u.test(ws[i] as string)) break
+    }
+  }
   return ws
 }
 
@@ -82,7 +90,7 @@ export function buildPhase(step: string, context: DraftContext, warnings: Warnin
   const stepWords = stepTokens.map((w) => w.toLowerCase())
   const named = context.agents.named(stepWords)
   const agent = named ? named.agent : context.agents.bestMatch(stepWords).agent
-  const operators = step.includes('@') ? handles(step) : []
+  const operators = step.includes('@') ? capOperators(handles(step), warnings) : []
   const { phaseName, goal } = namePhase(stepTokens, named)
   const phase: Phase = {
     id: context.newId(),
@@ -99,9 +107,18 @@ export function buildPhase(step: string, context: DraftContext, warnings: Warnin
   return phase
 }
 
+/** At most MAX_OPERATORS handles per phase; past that a warning says how many were left out. */
+export function capOperators(pool: string[], warnings: Warning[], phaseName = 'a phase'): string[] {
+  if (pool.length <= MAX_OPERATORS) return pool
+  warnings.push({ code: 'too-many-operators', detail: `A phase has at most ${MAX_OPERATORS} operators; ${phaseName} was given ${pool.length}, only the first ${MAX_OPERATORS} were kept.` })
+  return pool.slice(0, MAX_OPERATORS)
+}
+
 /** An operator's step gates the phase before it: its operators join that pool, and it waits. */
-export function gatePhase(phase: Phase, step: string): void {
-  for (const handle of handles(step)) if (!phase.operatorPool.includes(handle)) phase.operatorPool.push(handle)
+export function gatePhase(phase: Phase, step: string, warnings: Warning[]): void {
+  const pool = new Set(phase.operatorPool)
+  for (const handle of handles(step)) pool.add(handle)
+  phase.operatorPool = capOperators([...pool], warnings, `"${phase.phaseName}"`)
   phase.autoAdvance = false
   phase.instructions = `${phase.instructions} ${sentence(step)}`
 }
@@ -119,7 +136,7 @@ export function generateCycle(prompt: string, context: DraftContext): DraftOutco
   for (const step of splitSteps(body, context.agents.names())) {
     const previous = phases[phases.length - 1]
     if (isOperatorStep(step) && previous) {
-      gatePhase(previous, step)
+      gatePhase(previous, step, warnings)
       continue
     }
     if (phases.length === MAX_PHASES) {

@@ -1,6 +1,7 @@
 // The small amount of English the builtin drafter knows: words, stems, verbs, handles and slugs.
 // Every regular expression here is linear: no nested quantifiers, so a 100 KB prompt costs 100× a 1 KB one.
 import { stemmer } from 'stemmer'
+import { agentiveForms, agentiveVerb, isAbbreviation, PHRASAL, synonymsOf, synonymWords, verbLemma } from './lexicon.js'
 
 export const DETERMINERS = new Set(['a', 'an', 'the', 'each', 'every', 'any', 'all'])
 
@@ -86,12 +87,89 @@ export function stemsOfWords(ws: string[]): string[] {
   return result
 }
 
-export const isVerb = (word: string | undefined): boolean => word !== undefined && VERB_STEMS.has(stem(word.replace(/['’]s$/, '')))
+/** A word that can be a verb: our list of work verbs, else compromise's lexicon and conjugations (lexicon.ts). */
+export const isVerb = (word: string | undefined): boolean => {
+  if (word === undefined || word.startsWith('@')) return false
+  const bare = word.replace(/['’]s$/, '')
+  return VERB_STEMS.has(stem(bare)) || verbLemma(bare) !== null
+}
 
 /** The base form of a verb as written ("pulls" → "pull", "translating" → "translate"). */
 export function baseVerb(word: string): string {
   const lower = word.toLowerCase()
-  return VERB_BASE.get(stem(lower)) ?? lower
+  return VERB_BASE.get(stem(lower)) ?? verbLemma(lower) ?? lower
+}
+
+/** Stems of the verbs an agent's name says it does ("Contract Negotiator" → negoti). */
+export function agentiveStems(name: string): string[] {
+  const result: string[] = []
+  for (const w of words(name)) {
+    const verb = agentiveVerb(w)
+    if (verb) result.push(stem(verb))
+  }
+  return result
+}
+
+/** A synonym counts for this much of the word itself. */
+const SYNONYM_FACTOR = 0.5
+
+/**
+ * What a step's words say about its work, for matching agents: each stem with the factor its matches count
+ * for — the step's own meaningful words 1, the synonyms of a word (phrasal verbs read as one: "look up" →
+ * research) half that, and everything from the main verb (the first verb) double.
+ */
+export function workStems(ws: string[], verbFactor: number): Map<string, number> {
+  const stems = new Map<string, number>()
+  const add = (s: string, factor: number) => stems.set(s, Math.max(stems.get(s) ?? 0, factor))
+  let verbSeen = false
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i] as string
+    if (w.startsWith('@')) continue
+    const particles = PHRASAL[w]
+    const next = ws[i + 1]
+    const phrasal = particles && next !== undefined && particles.includes(next) ? `${w}-${next}` : null
+    const isMainVerb = !verbSeen && isVerb(w)
+    if (isMainVerb) verbSeen = true
+    const factor = isMainVerb ? verbFactor : 1
+    if (phrasal) {
+      for (const s of synonymsOf(phrasal)) add(s, factor)
+      i++
+      continue
+    }
+    if (STOPWORDS.has(w) || /^\d+$/.test(w)) continue
+    if (w.includes('-')) for (const part of w.split('-')) add(stem(part), factor)
+    else add(stem(w), factor)
+    const lemma = isMainVerb ? (verbLemma(w) ?? w) : w
+    if (lemma !== w) add(stem(lemma), factor)
+    for (const s of synonymsOf(lemma)) add(s, factor * SYNONYM_FACTOR)
+  }
+  return stems
+}
+
+/**
+ * Sentences of a text: a sentence ends at . ! ? followed by white space, or at a line break — but not at
+ * the full stop of an abbreviation or an initial ("Dr. Smith", "e.g. the FAQ", "Acme Corp. into").
+ */
+export function splitSentences(text: string): string[] {
+  const result: string[] = []
+  let start = 0
+  for (const match of text.matchAll(/[.!?]+(?=\s)|\n+/g)) {
+    const end = match.index + match[0].length
+    if (match[0] === '.') {
+      const before = /([\p{L}.]{1,12})$/u.exec(text.slice(Math.max(start, match.index - 12), match.index))
+      const word = before ? (before[1] as string).replace(/^\./, '') : ''
+      // An initial ("J. Smith") only before a capitalised word; "call a b m. call c" ends at "m.".
+      const initial = /^\p{L}$/u.test(word)
+      if (word && (initial ? /^\s+\p{Lu}/u.test(text.slice(end, end + 3)) : isAbbreviation(word))) continue
+    }
+    const sentence = text.slice(start, end).trim()
+    if (sentence && sentence !== match[0].trim()) result.push(sentence)
+    else if (sentence && !/^[\n.!?]+$/.test(sentence)) result.push(sentence)
+    start = end
+  }
+  const last = text.slice(start).trim()
+  if (last) result.push(last)
+  return result
 }
 
 export function pastParticiple(verb: string): string {
@@ -138,4 +216,41 @@ export function objectPhrase(rest: string[], limit = 4): string[] {
     if (object.length === limit) break
   }
   return object
+}
+
+/**
+ * The words to look agents up by, for a prompt: its meaningful words, the base forms of its verbs, their
+ * synonyms and phrasal verbs' synonyms (`words`, searched in names, tools and instructions), and the
+ * agentive nouns of its verbs ("translate" → translator; `related`, searched in names and tools only).
+ */
+export interface SearchTerms {
+  words: string[]
+  related: string[]
+}
+
+export function searchTerms(prompt: string): SearchTerms {
+  const own = new Set<string>()
+  const related = new Set<string>()
+  const seen = new Set<string>()
+  const ws = words(prompt.replace(/_/g, ' '))
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i] as string
+    const next = ws[i + 1]
+    const particles = PHRASAL[w]
+    if (particles && next !== undefined && particles.includes(next)) for (const s of synonymWords(`${w}-${next}`)) own.add(s)
+    if (w.startsWith('@') || STOPWORDS.has(w)) continue
+    for (const part of w.split(/[-'’]/)) {
+      if (part.length < 2 || seen.has(part)) continue
+      seen.add(part)
+      own.add(part)
+      const lemma = verbLemma(part)
+      for (const s of synonymWords(lemma ?? part)) own.add(s)
+      if (lemma) {
+        own.add(lemma)
+        for (const form of agentiveForms(lemma)) related.add(form)
+      }
+    }
+  }
+  for (const w of own) related.delete(w)
+  return { words: [...own], related: [...related] }
 }

@@ -36,9 +36,33 @@ Rules:
 - Every @handle in a step goes into that phase's operatorPool (without the @). A step that mentions an operator or asks for approval, sign-off, confirmation or to wait for someone has autoAdvance false; others true. A step done by an operator ("@lee reviews it") is not a phase: it adds the operator to the previous phase and sets that phase's autoAdvance to false.
 - In refine mode, apply the instructions to the current cycle and keep every phase you do not change exactly as it is, with its id. New phases have id null.`
 
+// What of the agents goes to the model: each agent cut to these sizes, and agents (best candidates first)
+// only while the whole list stays within AGENTS_BUDGET characters — a 31-byte prompt must not send megabytes.
+export const AGENTS_BUDGET = 32000
+const MAX_AGENT_INSTRUCTIONS = 1000
+const MAX_AGENT_TOOLS = 20
+const MAX_AGENT_TOOL = 80
+
+function agentsForModel(request: DraftRequest): string {
+  const listed: string[] = []
+  let size = 2
+  for (const a of request.agents) {
+    const entry = JSON.stringify({
+      id: a.id,
+      name: a.name.slice(0, 120),
+      instructions: a.instructions === null ? null : a.instructions.slice(0, MAX_AGENT_INSTRUCTIONS),
+      tools: a.tools.slice(0, MAX_AGENT_TOOLS).map((t) => t.slice(0, MAX_AGENT_TOOL)),
+    })
+    if (size + entry.length + 1 > AGENTS_BUDGET) break
+    listed.push(entry)
+    size += entry.length + 1
+  }
+  const omitted = request.agents.length - listed.length
+  return `[${listed.join(',')}]${omitted > 0 ? ` (${omitted} less likely agents omitted)` : ''}`
+}
+
 function userPrompt(request: DraftRequest): string {
-  const agents = request.agents.map((a) => ({ id: a.id, name: a.name, instructions: a.instructions, tools: a.tools }))
-  const parts = [`Mode: ${request.mode}`, `Agents: ${JSON.stringify(agents)}`]
+  const parts = [`Mode: ${request.mode}`, `Agents: ${agentsForModel(request)}`]
   if (request.current) parts.push(`Current cycle: ${JSON.stringify(request.current)}`)
   parts.push(`${request.mode === 'refine' ? 'Instructions' : 'Prompt'}:\n${request.prompt}`)
   return parts.join('\n\n')

@@ -1,15 +1,12 @@
-// Every draft passes through here before it reaches a client, whichever engine made it: the result is
-// checked against the cycle schema and repaired where it safely can be — unknown agents become the nil
-// UUID, kept phases keep their ids, bad or duplicate ids are replaced — else rejected.
-import { Compile } from 'typebox/compile'
+// A model's answer passes through here: it is repaired where it safely can be — unknown agents become the nil
+// UUID, kept phases keep their ids, bad or duplicate ids are replaced — else rejected. Lengths, caps and the
+// compiled cycle check are then the finishing step's (finish.ts), as for every engine.
 import { NIL_UUID } from '../../http/schemas.js'
 import { newId } from '../../ids.js'
-import { CycleDefinition, MAX_OPERATORS, MAX_PHASES, type Change, type Phase, type Warning } from '../schemas.js'
+import { MAX_OPERATORS, MAX_PHASES, type Change, type Phase, type Warning } from '../schemas.js'
 import type { DraftOutcome, DraftRequest } from './types.js'
-import { fitToBounds } from './bounds.js'
 
 const UUID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|0{8}-0{4}-0{4}-0{4}-0{12}|f{8}-f{4}-f{4}-f{4}-f{12})$/i
-const checkCycle = Compile(CycleDefinition)
 
 export class UnusableDraftError extends Error {
   constructor(detail: string) {
@@ -99,11 +96,11 @@ export function repairDraft(candidate: unknown, request: DraftRequest): DraftOut
   const warnings: Warning[] = []
   const usedIds = new Set<string>()
   const phases = keepCurrentPhases(rawPhases.map((raw, index) => repairPhase(raw, index, request, usedIds, warnings)), request)
-  const draft = fitToBounds({
+  // Lengths and the compiled cycle check are the finishing step's (finish.ts), as for every engine.
+  const draft = {
     triggerName: text(candidate.triggerName, request.current?.triggerName ?? 'manual').trim() || 'manual',
     description: text(candidate.description, request.current?.description ?? ''),
     phasesTemplate: phases,
-  })
-  if (!checkCycle.Check(draft)) throw new UnusableDraftError('the repaired draft still breaks the cycle schema')
+  }
   return { draft, changes: diff(request, phases), warnings }
 }

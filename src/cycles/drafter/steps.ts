@@ -1,5 +1,5 @@
 // Reading a prompt: the trigger clause, then the steps of work in order (CONVENTIONS.md, Generate 1–2).
-import { isVerb, slug, words } from './language.js'
+import { isVerb, slug, splitSentences, words } from './language.js'
 
 export interface Trigger {
   name: string
@@ -42,13 +42,7 @@ const SEQUENCE_SPLIT =
   /(?:^|[,;]\s*|\s+)(?:and\s+)?(?:then|after that|afterwards|finally|lastly|once that is done|once done|next|first|second|third)\b,?\s*/gi
 const WEAK_SEQUENCE = /^(?:next|first|second|third)$/i
 
-function sentences(text: string): string[] {
-  // A sentence ends at . ! ? followed by white space, or at a line break.
-  return text
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0)
-}
+const sentences = splitSentences
 
 /** Splits a sentence at sequencing words ("first …, then …, and finally …"). */
 function splitSequence(sentence: string): string[] {
@@ -85,10 +79,25 @@ function beginsWithVerb(clause: string, actorWords: Set<string>): boolean {
 
 /** "Research X, analyse Y, and write Z": split a series only when every part begins with a verb. */
 function splitSeries(clause: string, actorWords: Set<string>): string[] {
-  const parts = clause.split(/\s*[,;]\s*/).map(cleanStep).filter((p) => p.length > 0)
+  const parts: string[] = []
+  for (const part of clause.split(/\s*[,;]\s*/).map(cleanStep)) {
+    if (part.length === 0) continue
+    // A trailing assignment ("…, handled by Editor", "…, assigned to Analyst") belongs to the clause before it.
+    if (parts.length > 0 && TRAILING_ASSIGNMENT.test(part)) parts[parts.length - 1] += `, ${part}`
+    else parts.push(part)
+  }
   if (parts.length < 2) return [clause]
-  return parts.every((part) => beginsWithVerb(part, actorWords)) ? parts : [clause]
+  if (!parts.every((part) => beginsWithVerb(part, actorWords))) return [clause]
+  // In a series, the last item may follow a plain "and" ("classify it, draft a reply and translate it").
+  const last = parts[parts.length - 1] as string
+  const and = / and (?=(\S+))/.exec(last)
+  if (and && isVerb((and[1] as string).toLowerCase()) && beginsWithVerb(last.slice(and.index + 5), actorWords)) {
+    parts.splice(parts.length - 1, 1, last.slice(0, and.index), last.slice(and.index + 5))
+  }
+  return parts
 }
+
+const TRAILING_ASSIGNMENT = /^(?:to\s+be\s+)?(?:handled|done|owned|assigned|given|run|performed|taken)\s+(?:by|to)\b/i
 
 /**
  * The steps of a prompt body, in order. Numbered or bulleted lines are one step each; otherwise

@@ -1,0 +1,19 @@
+// The worker-thread side of the builtin drafter's pool (see builtin.ts): drafts one request, and forgets
+// agents the main thread reports as changed or deleted.
+import { BroadcastChannel } from 'node:worker_threads'
+import { forgetAgent } from './assign.js'
+import { draftBuiltin } from './builtin.js'
+import { searchTerms } from './language.js'
+import { AGENT_CHANGES_CHANNEL } from './agent-changes.js'
+import type { DraftRequest } from './types.js'
+
+const changes = new BroadcastChannel(AGENT_CHANGES_CHANNEL)
+changes.onmessage = (event) => forgetAgent(String((event as MessageEvent).data))
+changes.unref()
+
+/** A task: a draft, or the words to search the agents by (they read the whole prompt, so they run here too). */
+export type WorkerTask = { kind: 'draft'; request: DraftRequest } | { kind: 'terms'; prompt: string }
+
+export default function run(task: WorkerTask) {
+  return task.kind === 'terms' ? searchTerms(task.prompt) : draftBuiltin(task.request)
+}
