@@ -90,10 +90,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.server.maxConnections = config.maxConnections
 
-  const vault = openVault(config)
-  app.decorate('vault', vault)
   app.decorate('config', config)
   await app.register(databasePlugin, { url: config.databaseUrl, connect: options.connect })
+  // After the database: a SQLite file's secret.key lives beside it, in the folder the database plugin makes.
+  const vault = openVault(config)
+  app.decorate('vault', vault)
   const defaultWorkspaceId = await ensureWorkspace(app.database.db, DEFAULT_WORKSPACE)
   await ensureLocalPrincipal(app.database.db, defaultWorkspaceId)
 

@@ -19,7 +19,7 @@ export function credentialRoutes(vault: Vault): FastifyPluginAsyncTypebox {
       '/credentials',
       {
         config: { idempotent: true, adminOnly: ADMIN_ONLY },
-        schema: { tags: ['credentials'], summary: 'Create a credential (admins)', body: CreateCredentialBody, response: { 201: Credential, ...ProblemResponses } },
+        schema: { tags: ['credentials'], operationId: 'createCredential', summary: 'Create a credential (admins)', body: CreateCredentialBody, response: { 201: Credential, ...ProblemResponses } },
       },
       async (request, reply) => {
         const credential = await insertCredential(db, vault, request.principal.workspaceId, request.body)
@@ -29,7 +29,7 @@ export function credentialRoutes(vault: Vault): FastifyPluginAsyncTypebox {
 
     app.get(
       '/credentials',
-      { schema: { tags: ['credentials'], summary: 'List credentials, oldest first', querystring: PageQuery, response: { 200: Page(Credential), ...ProblemResponses } } },
+      { schema: { tags: ['credentials'], operationId: 'listCredentials', summary: 'List credentials, oldest first', querystring: PageQuery, response: { 200: Page(Credential), ...ProblemResponses } } },
       async (request) => {
         const limit = request.query.limit ?? 50
         return toPage(await listCredentials(db, request.principal.workspaceId, limit + 1, decodeCursor(request.query.cursor)), limit)
@@ -38,7 +38,7 @@ export function credentialRoutes(vault: Vault): FastifyPluginAsyncTypebox {
 
     app.get(
       '/credentials/:id',
-      { schema: { tags: ['credentials'], summary: 'Read a credential (name and hint)', params: IdParams, response: { 200: Credential, ...ProblemResponses } } },
+      { schema: { tags: ['credentials'], operationId: 'getCredential', summary: 'Read a credential (name and hint)', params: IdParams, response: { 200: Credential, ...ProblemResponses } } },
       async (request) => {
         const credential = await findCredential(db, request.principal.workspaceId, request.params.id)
         if (!credential) throw notFound('Credential')
@@ -50,7 +50,7 @@ export function credentialRoutes(vault: Vault): FastifyPluginAsyncTypebox {
       '/credentials/:id',
       {
         config: { adminOnly: ADMIN_ONLY },
-        schema: { tags: ['credentials'], summary: 'Rename a credential or replace its secret (admins)', params: IdParams, body: UpdateCredentialBody, response: { 200: Credential, ...ProblemResponses } },
+        schema: { tags: ['credentials'], operationId: 'updateCredential', summary: 'Rename a credential or replace its secret (admins)', params: IdParams, body: UpdateCredentialBody, response: { 200: Credential, ...ProblemResponses } },
       },
       async (request) => {
         const credential = await updateCredential(db, vault, request.principal.workspaceId, request.params.id, request.body)
@@ -63,7 +63,7 @@ export function credentialRoutes(vault: Vault): FastifyPluginAsyncTypebox {
       '/credentials/:id',
       {
         config: { adminOnly: ADMIN_ONLY },
-        schema: { tags: ['credentials'], summary: 'Delete a credential (admins)', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } },
+        schema: { tags: ['credentials'], operationId: 'deleteCredential', summary: 'Delete a credential (admins)', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } },
       },
       async (request, reply) => {
         if (!(await deleteCredential(db, request.principal.workspaceId, request.params.id))) throw notFound('Credential')

@@ -5,12 +5,12 @@ import { Timestamp, Uuid } from '../http/schemas.js'
 const Name = Type.String({ minLength: 1, maxLength: 120 })
 const Secret = Type.String({ minLength: 1, maxLength: 8192, description: 'never returned; stored encrypted' })
 
-export const CreateCredentialBody = Type.Object({ name: Name, secret: Secret }, { additionalProperties: false })
+export const CreateCredentialBody = Type.Object({ name: Name, secret: Secret }, { additionalProperties: false, title: 'CreateCredential' })
 export type CreateCredentialBody = Static<typeof CreateCredentialBody>
 
 export const UpdateCredentialBody = Type.Object(
   { name: Type.Optional(Name), secret: Type.Optional(Secret) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateCredential' },
 )
 export type UpdateCredentialBody = Static<typeof UpdateCredentialBody>
 
@@ -20,5 +20,5 @@ export const Credential = Type.Object({
   hint: Type.String({ description: '"…" and the secret\'s last 4 characters, or "…" alone for a secret under 12 characters' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-})
+}, { title: 'Credential' })
 export type Credential = Static<typeof Credential>

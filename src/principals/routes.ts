@@ -10,14 +10,14 @@ export const Me = Type.Object({
   role: Type.Union([Type.Literal('admin'), Type.Literal('member'), Type.Literal('agent')]),
   workspaceId: Uuid,
   agentId: Nullable(Uuid),
-})
+}, { title: 'Me' })
 
 export const principalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/me',
     {
       config: { agentKeys: true },
-      schema: { tags: ['principals'], summary: 'Who the caller is', response: { 200: Me, ...ProblemResponses } },
+      schema: { tags: ['principals'], operationId: 'getMe', summary: 'Who the caller is', response: { 200: Me, ...ProblemResponses } },
     },
     async (request) => {
       const { principalId, handle, role, workspaceId, agentId } = request.principal

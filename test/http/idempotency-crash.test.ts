@@ -34,15 +34,11 @@ async function agentsNamed(base: string, name: string): Promise<string[]> {
   return page.data.filter((a) => a.name === name).map((a) => a.id)
 }
 
-/** Moves every claim's creation back by `ms`, as if that much time had passed. */
+/** Sets every claim's creation to `ms` before now, as if that much time had passed since (whatever the test's own pace). */
 async function ageClaims(url: string, ms: number): Promise<void> {
   const { db, close } = connect(url)
   try {
-    const rows = await db.selectFrom('idempotency_requests').select(['key', 'created_at']).execute()
-    for (const row of rows) {
-      const earlier = new Date(Date.parse(row.created_at) - ms).toISOString()
-      await db.updateTable('idempotency_requests').set({ created_at: earlier }).where('key', '=', row.key).execute()
-    }
+    await db.updateTable('idempotency_requests').set({ created_at: new Date(Date.now() - ms).toISOString() }).execute()
   } finally {
     await close()
   }
@@ -68,7 +64,7 @@ for (const dialect of dialects()) {
           assert.equal(early.headers.get('retry-after'), '1')
           await ageClaims(database.url, 100_000)
           assert.equal((await post(base, 'Crash', 'crash-inside')).status, 409, 'not yet older than the 120 s time-out')
-          await ageClaims(database.url, 21_000)
+          await ageClaims(database.url, 121_000)
           const retry = await post(base, 'Crash', 'crash-inside')
           assert.equal(retry.status, 201)
           const created = await retry.text()
