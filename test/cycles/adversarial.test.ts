@@ -6,6 +6,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Compile } from 'typebox/compile'
 import { draftBuiltin } from '../../src/cycles/drafter/builtin.js'
+import { finishDraft } from '../../src/cycles/drafter/finish.js'
 import { MAX_INSTRUCTIONS } from '../../src/cycles/drafter/refine/instructions.js'
 import { CycleDefinition, MAX_OPERATORS, MAX_PHASES } from '../../src/cycles/schemas.js'
 import { ADVERSARIAL, longPhases, N } from './fixtures/adversarial.js'
@@ -24,7 +25,8 @@ describe('adversarial prompts', () => {
       assert.ok(prompt.length <= N)
       for (const current of [onePhase, longPhases(agents[0]!.id)]) {
         for (const mode of ['generate', 'refine'] as const) {
-          const { draft } = draftBuiltin({ mode, prompt, current, agents })
+          // The engine and then the finishing step every draft goes through (finish.ts), as the route does.
+          const { draft } = finishDraft(draftBuiltin({ mode, prompt, current, agents }))
           assert.ok(isCycle.Check(draft), `${mode}: ${JSON.stringify(draft).slice(0, 200)}`)
           assert.ok(draft.phasesTemplate.length <= MAX_PHASES)
         }

@@ -128,7 +128,8 @@ describe('model-backed drafter', () => {
       })
 
       it('sends the model a bounded amount of agent data, however large the agents are', async () => {
-        const huge = Array.from({ length: 40 }, (_, i) => `tool_${i}_${'x'.repeat(20000)}`)
+        // As large as the agent schema allows: 50 tools of 128 characters, 19 200 characters of instructions.
+        const huge = Array.from({ length: 50 }, (_, i) => `tool_${i}_`.padEnd(128, 'x'))
         for (let i = 0; i < 5; i++) {
           const res = await send(app, 'POST', '/api/agents', { name: `Bulky Triage ${i}`, instructions: 'Triage tickets. '.repeat(1200), capabilities: { tools: huge } })
           assert.equal(res.statusCode, 201, res.body)
