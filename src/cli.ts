@@ -1,61 +1,133 @@
-// Operator commands: `migrate`, `keys create|list|revoke`. Uses DATABASE_URL like the server.
-import { parseArgs } from 'node:util'
+// Operator commands (`npm run cli -- <command>`), using DATABASE_URL like the server. A command is one
+// entry of COMMANDS: its words, options, usage line and a `run` that calls a module function. Add one by
+// adding an entry (options are node:util parseArgs options; `--help` is added to every command).
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import type { Kysely } from 'kysely'
 import { ConfigError, loadConfig } from './config.js'
 import { connect } from './db/connect.js'
+import type { Database } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
-import { DEFAULT_WORKSPACE, createApiKey, ensureWorkspace, listApiKeys, revokeApiKey } from './workspaces/store.js'
+import { loadDotEnv } from './dotenv.js'
+import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
+import { createKey, listKeys, revokeKey } from './workspaces/keys-cli.js'
 
-const USAGE = `usage:
-  npm run cli -- migrate
-  npm run cli -- keys create --name <name> [--role admin|member] [--workspace <name>]
-  npm run cli -- keys list
-  npm run cli -- keys revoke <key id>`
+export class UsageError extends Error {}
 
-function fail(message: string): never {
-  console.error(message)
-  process.exit(2)
+export interface Invocation {
+  db: Kysely<Database>
+  values: Record<string, string | boolean | undefined>
+  positionals: string[]
+  /** Migrations this run applied (the CLI migrates before every command). */
+  applied: string[]
 }
 
-async function run(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
+export interface Command {
+  words: string[]
+  usage: string
+  summary: string
+  options?: ParseArgsConfig['options']
+  /** Lines to print; a non-zero `exitCode` for a command that ran but failed. */
+  run(invocation: Invocation): Promise<{ lines: string[]; exitCode?: number }>
+}
+
+const ROLES = ['admin', 'member'] as const
+
+export const COMMANDS: Command[] = [
+  {
+    words: ['migrate'],
+    usage: 'migrate',
+    summary: 'apply the migrations (the server also does this at start-up)',
+    run: async ({ applied }) => ({ lines: [applied.length ? `applied: ${applied.join(', ')}` : 'already up to date'] }),
+  },
+  {
+    words: ['keys', 'create'],
+    usage: 'keys create --name <name> [--role admin|member] [--workspace <name>]',
+    summary: `create an API key (role: member unless --role admin; workspace: ${DEFAULT_WORKSPACE}, created if new); the key is the last word printed`,
     options: { name: { type: 'string' }, role: { type: 'string', default: 'member' }, workspace: { type: 'string', default: DEFAULT_WORKSPACE } },
-  })
-  const [command, sub, arg] = positionals
+    run: async ({ db, values }) => {
+      if (!values.name) throw new UsageError('--name is required')
+      const role = values.role as (typeof ROLES)[number]
+      if (!ROLES.includes(role)) throw new UsageError(`--role must be admin or member, got "${values.role}"`)
+      return { lines: await createKey(db, { name: values.name as string, role, workspace: values.workspace as string }) }
+    },
+  },
+  {
+    words: ['keys', 'list'],
+    usage: 'keys list',
+    summary: 'list the keys (id, workspace, role, name, state), never the keys themselves',
+    run: async ({ db }) => ({ lines: await listKeys(db) }),
+  },
+  {
+    words: ['keys', 'revoke'],
+    usage: 'keys revoke <key id>',
+    summary: 'revoke a key at once',
+    run: async ({ db, positionals }) => {
+      const [id] = positionals
+      if (!id || positionals.length > 1) throw new UsageError('give exactly one key id')
+      if (await revokeKey(db, id)) return { lines: [`revoked ${id}`] }
+      return { lines: [`tandem: no active key with id ${id}`], exitCode: 1 }
+    },
+  },
+]
+
+export function usage(commands = COMMANDS): string {
+  return ['usage: npm run cli -- <command> [options]', '', ...commands.map((c) => `  ${c.usage}\n      ${c.summary}`), '', 'Every command takes --help.'].join('\n')
+}
+
+/** Finds the command named by the leading words of argv; the rest are its options and arguments. */
+export function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
+  const matches = COMMANDS.filter((c) => c.words.every((word, i) => argv[i] === word)).sort((a, b) => b.words.length - a.words.length)
+  const command = matches[0]
+  return command && { command, rest: argv.slice(command.words.length) }
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    console.log(usage())
+    return argv.length === 0 ? 2 : 0
+  }
+  const found = findCommand(argv)
+  if (!found) {
+    const words = argv.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')
+    console.error(`tandem: unknown command "${words || argv[0]}"\n\n${usage()}`)
+    return 2
+  }
+  const { command, rest } = found
+  let parsed
+  try {
+    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { ...command.options, help: { type: 'boolean', short: 'h' } } })
+  } catch (error) {
+    console.error(`tandem: ${(error as Error).message}\nusage: npm run cli -- ${command.usage}`)
+    return 2
+  }
+  if (parsed.values.help) {
+    console.log(`usage: npm run cli -- ${command.usage}\n  ${command.summary}`)
+    return 0
+  }
   let config
   try {
+    loadDotEnv()
     config = loadConfig()
   } catch (error) {
-    if (error instanceof ConfigError) fail(`tandem: invalid configuration: ${error.message}`)
-    throw error
+    console.error(error instanceof ConfigError ? `tandem: invalid configuration: ${error.message}` : `tandem: ${(error as Error).message}`)
+    return 2
   }
   const database = connect(config.databaseUrl)
   try {
     const applied = await migrateToLatest(database)
     await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
-    if (command === 'migrate') {
-      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date')
-    } else if (command === 'keys' && sub === 'create') {
-      if (!values.name) fail(`--name is required\n${USAGE}`)
-      if (values.role !== 'admin' && values.role !== 'member') fail('--role must be admin or member')
-      const workspaceId = await ensureWorkspace(database.db, values.workspace as string)
-      const created = await createApiKey(database.db, { workspaceId, name: values.name, role: values.role })
-      console.log(`key id ${created.id}, principal ${created.principalId}, role ${values.role}, workspace ${values.workspace}`)
-      console.log('Store this key now; it is not shown again:')
-      console.log(created.key)
-    } else if (command === 'keys' && sub === 'list') {
-      for (const key of await listApiKeys(database.db)) {
-        console.log(`${key.id}  ${key.workspace}  ${key.role}  ${key.name}  ${key.revoked_at ? `revoked ${key.revoked_at}` : 'active'}`)
-      }
-    } else if (command === 'keys' && sub === 'revoke' && arg) {
-      console.log((await revokeApiKey(database.db, arg)) ? `revoked ${arg}` : `no active key ${arg}`)
-    } else {
-      fail(USAGE)
+    const { lines, exitCode = 0 } = await command.run({ db: database.db, values: parsed.values, positionals: parsed.positionals, applied })
+    for (const line of lines) (exitCode === 0 ? console.log : console.error)(line)
+    return exitCode
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`tandem: ${error.message}\nusage: npm run cli -- ${command.usage}`)
+      return 2
     }
+    throw error
   } finally {
     await database.close()
   }
 }
 
-await run(process.argv.slice(2))
+process.exitCode = await main(process.argv.slice(2))

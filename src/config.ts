@@ -95,6 +95,16 @@ function parseOrigins(raw: string | undefined): string[] | null {
   return origins
 }
 
+/** The variable holding the key of each model provider that needs one (a local OpenAI-compatible server may not). */
+const PROVIDER_KEYS = { anthropic: 'ANTHROPIC_API_KEY', mistral: 'MISTRAL_API_KEY' } as const
+
+function requireDrafterKey(drafter: DrafterConfig, env: NodeJS.ProcessEnv): DrafterConfig {
+  if (drafter.kind !== 'anthropic' && drafter.kind !== 'mistral') return drafter
+  const variable = PROVIDER_KEYS[drafter.kind]
+  if (!env[variable]?.trim()) throw new ConfigError(variable, `is required when TANDEM_DRAFTER is ${drafter.kind}:<model> (set it, or use TANDEM_DRAFTER=builtin)`)
+  return drafter
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -110,7 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db'),
     auth,
-    drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
+    drafter: requireDrafterKey(parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'), env),
     drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
     // On by default where keys are required; off in local mode, so that loopback benchmarks measure the service.
     rateLimit: parseRateLimit(env.TANDEM_RATE_LIMIT ?? (auth === 'required' ? '1200/minute' : 'off')),
