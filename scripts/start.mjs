@@ -28,4 +28,12 @@ if (!existsSync(entry) || newestInput > statSync(entry).mtimeMs) {
     process.exit(build.status ?? 1)
   }
 }
+// Under npm the script's shell execs this process (`exec node …`), so npm is our parent; npm does not pass
+// SIGTERM on, so when it goes away (`npm start &` then `kill $!`) the server shuts down gracefully too.
+if (process.env.npm_lifecycle_event === 'start') {
+  const parent = process.ppid
+  setInterval(() => {
+    if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM')
+  }, 250).unref()
+}
 await import('../dist/main.js')

@@ -154,6 +154,16 @@ function parseSecretKeys(env: NodeJS.ProcessEnv, databaseUrl: string): Pick<Conf
   return { secretKey, secretKeysPrevious }
 }
 
+/** The variable holding the key of each model provider that needs one (a local OpenAI-compatible server may not). */
+const PROVIDER_KEYS = { anthropic: 'ANTHROPIC_API_KEY', mistral: 'MISTRAL_API_KEY' } as const
+
+function requireDrafterKey(drafter: DrafterConfig, env: NodeJS.ProcessEnv): DrafterConfig {
+  if (drafter.kind !== 'anthropic' && drafter.kind !== 'mistral') return drafter
+  const variable = PROVIDER_KEYS[drafter.kind]
+  if (!env[variable]?.trim()) throw new ConfigError(variable, `is required when TANDEM_DRAFTER is ${drafter.kind}:<model> (set it, or use TANDEM_DRAFTER=builtin)`)
+  return drafter
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -177,7 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     databaseUrl,
     auth,
-    drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
+    drafter: requireDrafterKey(parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'), env),
     drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
     rateLimit,
     // A peer gets the budget of one key, counted before its key is even looked up: guessing keys meets a 429.

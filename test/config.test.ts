@@ -1,7 +1,11 @@
 // Configuration: defaults, and one clear line naming the variable for every bad value.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { loadConfig, parseDrafter } from '../src/config.js'
+import { loadDotEnv } from '../src/dotenv.js'
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -56,6 +60,9 @@ describe('configuration', () => {
       [{ TANDEM_AUTH: 'none' }, /^TANDEM_AUTH: /],
       [{ TANDEM_DRAFTER: 'gpt' }, /^TANDEM_DRAFTER: /],
       [{ TANDEM_DRAFTER: 'anthropic:' }, /^TANDEM_DRAFTER: /],
+      [{ TANDEM_DRAFTER: 'anthropic:claude-x' }, /^ANTHROPIC_API_KEY: is required when TANDEM_DRAFTER is anthropic:<model>/],
+      [{ TANDEM_DRAFTER: 'anthropic:claude-x', ANTHROPIC_API_KEY: ' ' }, /^ANTHROPIC_API_KEY: is required/],
+      [{ TANDEM_DRAFTER: 'mistral:m', ANTHROPIC_API_KEY: 'k' }, /^MISTRAL_API_KEY: is required when TANDEM_DRAFTER is mistral:<model>/],
       [{ TANDEM_DRAFTER: 'openai-compatible:ftp://x#m' }, /^TANDEM_DRAFTER: /],
       [{ TANDEM_DRAFTER_TIMEOUT_MS: '0' }, /^TANDEM_DRAFTER_TIMEOUT_MS: /],
       [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: /],
@@ -91,5 +98,26 @@ describe('configuration', () => {
         return true
       })
     }
+  })
+
+  it('reads .env without overriding the environment', () => {
+    const file = join(tmpdir(), `tandem-env-${process.pid}`)
+    writeFileSync(file, 'TANDEM_TEST_FROM_FILE=file\nTANDEM_TEST_BOTH=file\n')
+    process.env.TANDEM_TEST_BOTH = 'environment'
+    try {
+      loadDotEnv(file)
+      assert.equal(process.env.TANDEM_TEST_FROM_FILE, 'file')
+      assert.equal(process.env.TANDEM_TEST_BOTH, 'environment')
+      loadDotEnv(join(tmpdir(), 'no-such-env-file'))
+    } finally {
+      delete process.env.TANDEM_TEST_FROM_FILE
+      delete process.env.TANDEM_TEST_BOTH
+      rmSync(file, { force: true })
+    }
+  })
+
+  it('starts a model drafter once its key is set (a local OpenAI-compatible server needs none)', () => {
+    assert.equal(loadConfig({ TANDEM_DRAFTER: 'anthropic:claude-x', ANTHROPIC_API_KEY: 'k' }).drafter.kind, 'anthropic')
+    assert.equal(loadConfig({ TANDEM_DRAFTER: 'openai-compatible:http://127.0.0.1:11434/v1#m' }).drafter.kind, 'openai-compatible')
   })
 })

@@ -74,4 +74,45 @@ describe('the server process', () => {
       for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true })
     }
   })
+
+  it('the CLI says what is wrong, in one line and usage, never a stack; exit codes tell success from failure', () => {
+    const db = join(tmpdir(), `tandem-cli-usage-${process.pid}.db`)
+    const cli = (...args: string[]) => spawnSync(process.execPath, [...tsx, 'src/cli.ts', ...args], { env: { ...process.env, DATABASE_URL: `sqlite:${db}` }, encoding: 'utf8' })
+    try {
+      for (const help of [['--help'], ['-h'], ['keys', 'create', '--help']]) {
+        const run = cli(...help)
+        assert.equal(run.status, 0, help.join(' '))
+        assert.match(run.stdout, /usage: npm run cli -- /)
+      }
+      assert.match(cli('--help').stdout, /role: member unless --role admin/, 'the default role is documented')
+      const unknownOption = cli('keys', 'create', '--name', 'x', '--colour', 'red')
+      assert.equal(unknownOption.status, 2)
+      assert.match(unknownOption.stderr, /^tandem: Unknown option '--colour'/)
+      assert.doesNotMatch(unknownOption.stderr, /ERR_PARSE_ARGS|\n\s+at /)
+      const missingValue = cli('keys', 'create', '--name')
+      assert.equal(missingValue.status, 2)
+      assert.match(missingValue.stderr, /^tandem: Option '--name <value>' argument missing/)
+      assert.doesNotMatch(missingValue.stderr, /ERR_PARSE_ARGS|\n\s+at /)
+      const unknownCommand = cli('keys', 'rotate')
+      assert.equal(unknownCommand.status, 2)
+      assert.match(unknownCommand.stderr, /^tandem: unknown command "keys rotate"/)
+      const badRole = cli('keys', 'create', '--name', 'x', '--role', 'owner')
+      assert.equal(badRole.status, 2)
+      assert.match(badRole.stderr, /--role must be admin or member/)
+      const revokeUnknown = cli('keys', 'revoke', '01890a5d-ac96-774b-bcce-b302099a8057')
+      assert.equal(revokeUnknown.status, 1)
+      assert.match(revokeUnknown.stderr, /no active key with id 01890a5d-ac96-774b-bcce-b302099a8057/)
+      const created = cli('keys', 'create', '--name', 'listed')
+      assert.equal(created.status, 0)
+      const id = /key id (\S+),/.exec(created.stdout)?.[1] as string
+      assert.match(created.stdout, /role member, workspace default/)
+      const list = cli('keys', 'list').stdout.trim().split('\n')
+      assert.match(list[0] as string, /^ID\s+WORKSPACE\s+ROLE\s+NAME\s+STATE$/)
+      assert.match(list[1] as string, new RegExp(`^${id}\\s+default\\s+member\\s+listed\\s+active$`))
+      assert.equal(cli('keys', 'revoke', id).status, 0)
+      assert.match(cli('keys', 'list').stdout, /revoked \d{4}-/)
+    } finally {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true })
+    }
+  })
 })

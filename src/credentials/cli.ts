@@ -6,8 +6,6 @@ import type { Config } from '../config.js'
 import { rekeyCredentials } from './store.js'
 import { openVault } from './vault.js'
 
-export const CREDENTIALS_USAGE = '  npm run cli -- credentials rekey'
-
 export async function rekeyCommand(db: Kysely<Database>, config: Config): Promise<string[]> {
   const vault = openVault(config)
   const count = await rekeyCredentials(db, vault)

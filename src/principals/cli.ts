@@ -2,12 +2,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { ensureWorkspace } from '../workspaces/store.js'
-import { KeyRequestError, createApiKey, listApiKeys, revokeApiKey } from './store.js'
-
-export const KEYS_USAGE = `  npm run cli -- keys create --name <name> [--handle <handle>] [--role admin|member] [--workspace <name>]
-  npm run cli -- keys create --name <name> --agent <agent id> [--handle <handle>] [--workspace <name>]
-  npm run cli -- keys list
-  npm run cli -- keys revoke <key id>`
+import { KeyRequestError, createApiKey, listApiKeys } from './store.js'
 
 /** A mistake in the command line; the CLI prints it and exits with status 2. */
 export class UsageError extends Error {}
@@ -45,12 +40,10 @@ export async function createKeyCommand(db: Kysely<Database>, options: CreateKeyO
   }
 }
 
+/** The keys as a table with a header, never the keys themselves. */
 export async function listKeysCommand(db: Kysely<Database>): Promise<string[]> {
-  return (await listApiKeys(db)).map(
-    (key) => `${key.id}  ${key.workspace}  @${key.handle}  ${key.role}${key.agent_id ? ` ${key.agent_id}` : ''}  ${key.name}  ${key.revoked_at ? `revoked ${key.revoked_at}` : 'active'}`,
-  )
-}
-
-export async function revokeKeyCommand(db: Kysely<Database>, id: string): Promise<string[]> {
-  return [(await revokeApiKey(db, id)) ? `revoked ${id}` : `no active key ${id}`]
+  const rows = (await listApiKeys(db)).map((key) => [key.id, key.workspace, `@${key.handle}`, key.role, key.agent_id ?? '-', key.name, key.revoked_at ? `revoked ${key.revoked_at}` : 'active'])
+  const table = [['ID', 'WORKSPACE', 'HANDLE', 'ROLE', 'AGENT', 'NAME', 'STATE'], ...rows]
+  const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => (row[column] as string).length)))
+  return table.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] as number))).join('  '))
 }

@@ -13,7 +13,7 @@ import openapiTS, { astToString } from 'openapi-typescript'
 import ts from 'typescript'
 import { build, send } from '../helpers.js'
 
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>
 
 function operations(document: Json): Array<{ path: string; method: string; operation: Json }> {
   return Object.entries(document.paths as Json).flatMap(([path, methods]) =>
