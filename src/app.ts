@@ -22,11 +22,15 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { EventHub } from './events/hub.js'
+import { eventRoutes } from './events/routes.js'
+import { startRetention } from './events/retention.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     database: Db
     config: Config
+    events: EventHub
   }
 }
 
@@ -70,6 +74,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await migrateToLatest(database)
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
 
+  // Events: one listener per instance; open event streams end before the server stops (preClose), so that
+  // shutdown is not held up by them.
+  const events = new EventHub(database.db, app.log)
+  await events.start(database.dialect === 'postgres' ? config.databaseUrl : undefined)
+  app.decorate('events', events)
+  app.addHook('preClose', async () => events.close())
+  app.addHook('onClose', async () => events.close())
+  const retention = startRetention(database.db, config.eventRetentionDays, app.log)
+  app.addHook('onClose', async () => retention.stop())
+
   app.setValidatorCompiler(validatorCompiler)
   // Only JSON bodies: without the text/plain parser any other media type is a 415.
   app.removeContentTypeParser('text/plain')
@@ -112,6 +126,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+      await api.register(eventRoutes)
     },
     { prefix: '/api' },
   )
