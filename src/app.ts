@@ -22,6 +22,7 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { createJobs } from './jobs/index.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,6 +69,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onClose', async () => database.close())
 
   await migrateToLatest(database)
+  // Tests give each PostgreSQL schema its own graphile-worker schema beside it.
+  const jobs = await createJobs(database, {
+    concurrency: config.workers,
+    databaseUrl: config.databaseUrl,
+    ...(database.schema ? { schema: `${database.schema}_jobs` } : {}),
+  })
+  app.addHook('onReady', async () => jobs.start(app))
+  app.addHook('preClose', async () => jobs.stop())
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
 
   app.setValidatorCompiler(validatorCompiler)

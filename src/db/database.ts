@@ -5,6 +5,7 @@ import type { StreamTable } from '../streams/store.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
 import type { CycleTable } from '../cycles/store.js'
 import type { IdempotencyKeyTable } from '../http/idempotency.js'
+import type { JobTable } from '../jobs/sqlite.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -15,4 +16,5 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable
   messages: MessageTable
   message_revisions: MessageRevisionTable
+  jobs: JobTable
 }
