@@ -23,6 +23,8 @@ import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
 import { createJobs } from './jobs/index.js'
+import { runRoutes } from './runs/routes.js'
+import { taskResultRoutes } from './runs/task-routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -121,8 +123,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+      await api.register(runRoutes)
     },
     { prefix: '/api' },
   )
+  // Outside the API-key authentication above: a task's result is answered with the task's own token.
+  await app.register(taskResultRoutes, { prefix: '/api' })
   return app
 }

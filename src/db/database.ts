@@ -6,6 +6,7 @@ import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
 import type { CycleTable } from '../cycles/store.js'
 import type { IdempotencyKeyTable } from '../http/idempotency.js'
 import type { JobTable } from '../jobs/sqlite.js'
+import type { RunTable, RunTaskTable } from '../runs/store.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -17,4 +18,6 @@ export interface Database {
   messages: MessageTable
   message_revisions: MessageRevisionTable
   jobs: JobTable
+  runs: RunTable
+  run_tasks: RunTaskTable
 }
