@@ -25,6 +25,9 @@ import { healthRoutes } from './health.js'
 import { EventHub } from './events/hub.js'
 import { eventRoutes } from './events/routes.js'
 import { startRetention } from './events/retention.js'
+import { createJobs } from './jobs/index.js'
+import { runRoutes } from './runs/routes.js'
+import { taskResultRoutes } from './runs/task-routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -72,6 +75,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onClose', async () => database.close())
 
   await migrateToLatest(database)
+  // Tests give each PostgreSQL schema its own graphile-worker schema beside it.
+  const jobs = await createJobs(database, {
+    concurrency: config.workers,
+    databaseUrl: config.databaseUrl,
+    ...(database.schema ? { schema: `${database.schema}_jobs` } : {}),
+  })
+  app.addHook('onReady', async () => jobs.start(app))
+  app.addHook('preClose', async () => jobs.stop())
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
 
   // Events: one listener per instance; open event streams end before the server stops (preClose), so that
@@ -126,9 +137,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+      await api.register(runRoutes)
       await api.register(eventRoutes)
     },
     { prefix: '/api' },
   )
+  // Outside the API-key authentication above: a task's result is answered with the task's own token.
+  await app.register(taskResultRoutes, { prefix: '/api' })
   return app
 }

@@ -6,6 +6,8 @@ import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
 import type { CycleTable } from '../cycles/store.js'
 import type { IdempotencyKeyTable } from '../http/idempotency.js'
 import type { StreamEventHeadTable, StreamEventTable } from '../events/store.js'
+import type { JobTable } from '../jobs/sqlite.js'
+import type { RunTable, RunTaskTable } from '../runs/store.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -18,4 +20,7 @@ export interface Database {
   message_revisions: MessageRevisionTable
   stream_event_heads: StreamEventHeadTable
   stream_events: StreamEventTable
+  jobs: JobTable
+  runs: RunTable
+  run_tasks: RunTaskTable
 }

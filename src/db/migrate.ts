@@ -4,6 +4,8 @@ import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as events from './migrations/0020_events.js'
+import * as jobs from './migrations/0015_jobs.js'
+import * as runs from './migrations/0016_runs.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -11,6 +13,8 @@ const migrations: Record<string, Migration> = {
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
   '0020_events': events,
+  '0015_jobs': jobs,
+  '0016_runs': runs,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
