@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { AppError, notFound } from '../http/problem.js'
-import { Problem, ProblemResponses } from '../http/schemas.js'
+import { ProblemResponses } from '../http/schemas.js'
 import { findPrincipalByKey } from '../workspaces/store.js'
 import { answerProblems } from './answer.js'
 import { settleTask } from './delivery.js'
@@ -61,7 +61,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded.',
         params: TaskIdParams,
         body: TaskResultBody,
-        response: { 200: TaskAccepted, 403: Problem, ...ProblemResponses },
+        response: { 200: TaskAccepted, ...ProblemResponses },
       },
     },
     async (request) => {
