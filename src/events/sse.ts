@@ -79,13 +79,23 @@ export class SseConnection implements FeedReader {
       const events = await listEvents(this.db, this.streamId, this.lastSent, REPLAY_BATCH)
       for (const event of events) {
         // Replay no faster than the client reads: a long replay never counts as a slow client.
-        if (this.raw.writableNeedDrain) await new Promise((resolve) => this.raw.once('drain', resolve).once('close', resolve))
+        if (this.raw.writableNeedDrain) await this.drained()
         if (this.ended) return
         if (Number(event.id) === this.lastSent + 1) this.send(event)
       }
       if (this.ended) return
       if (events.length < REPLAY_BATCH && !this.pending) return
     }
+  }
+
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.raw.off('drain', done).off('close', done)
+        resolve()
+      }
+      this.raw.on('drain', done).on('close', done)
+    })
   }
 
   private send(event: StreamEvent): void {
