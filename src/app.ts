@@ -28,6 +28,7 @@ import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
 import { EventHub } from './events/hub.js'
 import { eventRoutes } from './events/routes.js'
+import { webhookRoutes } from './events/webhooks/routes.js'
 import { startRetention } from './events/retention.js'
 import { createJobs } from './jobs/index.js'
 import { runRoutes } from './runs/routes.js'
@@ -157,6 +158,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
       await api.register(runRoutes)
       await api.register(eventRoutes)
+      await api.register(webhookRoutes)
     },
     { prefix: '/api' },
   )

@@ -36,6 +36,8 @@ export interface Config {
   sseMaxBufferBytes: number
   /** The first webhook retry waits this long; each next one 4× longer. */
   webhookRetryBaseMs: number
+  /** A webhook endpoint must answer within this time (else the attempt failed). */
+  webhookTimeoutMs: number
   /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
   workers: number
   runs: RunsConfig
@@ -191,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),
     sseMaxBufferBytes: parseInteger('TANDEM_SSE_MAX_BUFFER_BYTES', env.TANDEM_SSE_MAX_BUFFER_BYTES ?? String(1024 * 1024), 1024, 1024 * 1024 * 1024),
     webhookRetryBaseMs: parseInteger('TANDEM_WEBHOOK_RETRY_BASE_MS', env.TANDEM_WEBHOOK_RETRY_BASE_MS ?? '5000', 1, 86400000),
+    webhookTimeoutMs: parseInteger('TANDEM_WEBHOOK_TIMEOUT_MS', env.TANDEM_WEBHOOK_TIMEOUT_MS ?? '10000', 1, 600000),
     workers: parseInteger('TANDEM_WORKERS', env.TANDEM_WORKERS ?? '8', 0, 1000),
     runs: {
       publicUrl: parsePublicUrl(env.TANDEM_PUBLIC_URL),

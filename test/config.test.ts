@@ -20,6 +20,7 @@ describe('configuration', () => {
       sseKeepAliveMs: 15000,
       sseMaxBufferBytes: 1048576,
       webhookRetryBaseMs: 5000,
+      webhookTimeoutMs: 10000,
       workers: 8,
       runs: { publicUrl: null, taskLeaseS: 300, taskTimeoutS: 3600, dispatchTimeoutMs: 30000, dispatchAttempts: 5, pollIntervalMs: 10000 },
       egressAllow: [],

@@ -8,6 +8,7 @@ import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
 import type { CycleTable } from '../cycles/store.js'
 import type { IdempotencyKeyTable } from '../http/idempotency.js'
 import type { StreamEventHeadTable, StreamEventTable } from '../events/store.js'
+import type { WebhookDeliveryTable, WebhookTable } from '../events/webhooks/store.js'
 import type { JobTable } from '../jobs/sqlite.js'
 import type { RunTable, RunTaskTable } from '../runs/store.js'
 
@@ -24,6 +25,8 @@ export interface Database {
   message_revisions: MessageRevisionTable
   stream_event_heads: StreamEventHeadTable
   stream_events: StreamEventTable
+  webhooks: WebhookTable
+  webhook_deliveries: WebhookDeliveryTable
   jobs: JobTable
   runs: RunTable
   run_tasks: RunTaskTable

@@ -3,12 +3,14 @@
 // an upsert … RETURNING, whose row lock holds the next writer of that stream until this one commits (or
 // rolls back, undoing its bump). Listeners are woken at commit: pg_notify on PostgreSQL (delivered when
 // the transaction commits), the in-process wake-up on SQLite (its reader queues behind the transaction).
+// Matching webhook deliveries, and their jobs, are created in the same transaction.
 import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import { now } from '../ids.js'
 import { EVENTS_CHANNEL, wakeLocally } from './wakeups.js'
 import type { EventType, StreamEvent } from './schemas.js'
+import { scheduleDeliveries } from './webhooks/store.js'
 
 export type { EventType, StreamEvent } from './schemas.js'
 
@@ -61,7 +63,9 @@ export async function appendEvent(
   } else {
     wakeLocally(input.streamId)
   }
-  return { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: JSON.parse(data) }
+  const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: JSON.parse(data) }
+  await scheduleDeliveries(db, input.workspaceId, event)
+  return event
 }
 
 const selectAfter = prepared(3, (db, streamId: string, after: number, limit: number) =>
