@@ -36,6 +36,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('last_status', 'integer')
     .addColumn('last_error', 'text')
     .addColumn('next_attempt_at', 'text')
+    .addColumn('attempt_started_at', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute()

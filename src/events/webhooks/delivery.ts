@@ -9,7 +9,7 @@ import { Webhook as Signer } from 'standardwebhooks'
 import { enqueueJob, registerJobHandler } from '../../jobs/index.js'
 import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
 import { now } from '../../ids.js'
-import { DELIVER_JOB, deliveryJobKey, type DeliveryRow, type WebhookRow } from './store.js'
+import { DELIVER_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
 export const MAX_ATTEMPTS = 8
 export const DISABLE_AFTER_FAILURES = 50
@@ -82,6 +82,7 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
       .execute()
     return
   }
+  await db.updateTable('webhook_deliveries').set({ attempt_started_at: now() }).where('id', '=', delivery.id).execute()
   let outcome: Attempt
   try {
     const secret = app.vault.open({ keyId: webhook.secret_key_id, ciphertext: webhook.secret_ciphertext }, webhook.id)
@@ -129,3 +130,16 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
 }
 
 registerJobHandler(DELIVER_JOB, async (payload: { deliveryId: string }, context) => attemptDelivery(context.app, payload.deliveryId, context.signal))
+
+/** Every `everyMs`, re-enqueues deliveries whose job died with its process (see requeueStalledDeliveries). */
+export function startStalledDeliverySweep(app: FastifyInstance, everyMs: number): { stop(): void } {
+  const graceMs = app.config.webhookTimeoutMs + everyMs
+  const timer = setInterval(() => {
+    requeueStalledDeliveries(app.database.db, graceMs).then(
+      (count) => count > 0 && app.log.warn({ count }, 'sent again webhook deliveries whose attempt was lost'),
+      (error: unknown) => app.log.error({ err: error }, 'looking for lost webhook deliveries failed'),
+    )
+  }, everyMs)
+  timer.unref()
+  return { stop: () => clearInterval(timer) }
+}

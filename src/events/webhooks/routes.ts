@@ -9,9 +9,10 @@ import { newId } from '../../ids.js'
 import { findStream } from '../../streams/store.js'
 import { CreateWebhookBody, UpdateWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret } from './schemas.js'
 import { deleteWebhook, findWebhookRow, insertWebhook, listDeliveries, listWebhooks, replaceWebhookSecret, toWebhook, updateWebhook } from './store.js'
-import './delivery.js'
+import { startStalledDeliverySweep } from './delivery.js'
 
 const ADMIN_ONLY = 'manage webhook subscriptions'
+const STALLED_SWEEP_MS = 10_000
 
 /** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
@@ -19,6 +20,10 @@ const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
 export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
   const { vault } = app
+  if (app.config.workers > 0) {
+    const sweep = startStalledDeliverySweep(app, STALLED_SWEEP_MS)
+    app.addHook('onClose', async () => sweep.stop())
+  }
 
   app.post(
     '/webhooks',

@@ -37,6 +37,8 @@ export interface WebhookDeliveryTable {
   last_status: number | null
   last_error: string | null
   next_attempt_at: string | null
+  /** When the latest attempt began (finding attempts whose worker died). */
+  attempt_started_at: string | null
   created_at: string
   updated_at: string
 }
@@ -186,10 +188,34 @@ export async function scheduleDeliveries(db: Kysely<Database>, workspaceId: stri
         last_status: null,
         last_error: null,
         next_attempt_at: at,
+        attempt_started_at: null,
         created_at: at,
         updated_at: at,
       })
       .execute()
     await enqueueJob(db, DELIVER_JOB, { deliveryId: id }, { jobKey: deliveryJobKey(id) })
   }
+}
+
+/**
+ * Pending deliveries whose job seems lost: due for longer than `graceMs` and not attempted since, or attempted
+ * so long ago that the attempt must have died with its process (an attempt never outlives its time-out). Their
+ * job is enqueued again under the same key: a job still waiting is only replaced; a duplicate of one still
+ * running is harmless (an attempt is recorded only once, and receivers dedupe on webhook-id).
+ */
+export async function requeueStalledDeliveries(db: Kysely<Database>, graceMs: number): Promise<number> {
+  const cutoff = new Date(Date.now() - graceMs).toISOString()
+  const stalled = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<', cutoff)
+    .where((eb) => eb.or([eb('attempt_started_at', 'is', null), eb('attempt_started_at', '<', eb.ref('next_attempt_at')), eb('attempt_started_at', '<', cutoff)]))
+    .orderBy('next_attempt_at')
+    .limit(500)
+    .execute()
+  for (const { id } of stalled) {
+    await db.transaction().execute((trx) => enqueueJob(trx, DELIVER_JOB, { deliveryId: id }, { jobKey: deliveryJobKey(id) }))
+  }
+  return stalled.length
 }
