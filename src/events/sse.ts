@@ -11,8 +11,16 @@ import { listEvents, type StreamEvent } from './store.js'
 
 const REPLAY_BATCH = 500
 
+// A feed hands the same event objects to all its readers: each frame is serialised once, not once per client.
+const frames = new WeakMap<StreamEvent, string>()
+
 export function sseFrame(event: StreamEvent): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+  let frame = frames.get(event)
+  if (frame === undefined) {
+    frame = `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+    frames.set(event, frame)
+  }
+  return frame
 }
 
 export interface SseOptions {
@@ -51,12 +59,19 @@ export class SseConnection implements FeedReader {
       this.pending = true
       return
     }
+    // The new events in one write (one system call per client per wake-up).
+    let chunk = ''
+    let last = this.lastSent
     for (const event of events) {
       const id = Number(event.id)
-      if (id <= this.lastSent) continue
-      if (id > this.lastSent + 1) return this.replay()
-      this.send(event)
+      if (id <= last) continue
+      if (id > last + 1) break
+      chunk += sseFrame(event)
+      last = id
     }
+    if (chunk !== '' && this.write(chunk)) this.lastSent = last
+    const newest = Number(events[events.length - 1]?.id)
+    if (!this.ended && newest > this.lastSent) this.replay()
   }
 
   /** Reads from the table until caught up, then goes live. */
