@@ -15,6 +15,8 @@ import { AppError, registerErrorHandler } from './http/problem.js'
 import { validatorCompiler } from './http/validation.js'
 import { randomUUID } from 'node:crypto'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
+import { ensureLocalPrincipal } from './principals/store.js'
+import { principalRoutes } from './principals/routes.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
@@ -80,6 +82,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onReady', async () => jobs.start(app))
   app.addHook('preClose', async () => jobs.stop())
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
+  await ensureLocalPrincipal(database.db, defaultWorkspaceId)
 
   app.setValidatorCompiler(validatorCompiler)
   // Only JSON bodies: without the text/plain parser any other media type is a 415.
@@ -119,6 +122,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         })
       }
       registerIdempotency(api)
+      await api.register(principalRoutes)
       await api.register(agentRoutes)
       await api.register(streamRoutes)
       await api.register(chatRoutes)

@@ -1,5 +1,6 @@
 // Environment → typed configuration. A bad value stops start-up with one line naming the variable.
 import { isIP } from 'node:net'
+import { parseCidr } from './runs/egress.js'
 
 export type AuthMode = 'local' | 'required'
 
@@ -30,6 +31,8 @@ export interface Config {
   /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
   workers: number
   runs: RunsConfig
+  /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
+  egressAllow: string[]
 }
 
 /** The run engine's settings (README "Runs"). */
@@ -115,6 +118,19 @@ function parseOrigins(raw: string | undefined): string[] | null {
   return origins
 }
 
+export function parseEgressAllow(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return []
+  return raw.split(',').map((entry) => {
+    const cidr = entry.trim()
+    try {
+      parseCidr(cidr)
+    } catch {
+      throw new ConfigError('TANDEM_EGRESS_ALLOW', `must be a comma-separated list of CIDRs like 127.0.0.0/8 or fd00::/8, got "${cidr}"`)
+    }
+    return cidr
+  })
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -146,5 +162,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dispatchAttempts: parseInteger('TANDEM_DISPATCH_ATTEMPTS', env.TANDEM_DISPATCH_ATTEMPTS ?? '5', 1, 100),
       pollIntervalMs: parseInteger('TANDEM_POLL_INTERVAL_MS', env.TANDEM_POLL_INTERVAL_MS ?? '10000', 1, 3600000),
     },
+    egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
   }
 }

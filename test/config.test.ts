@@ -18,6 +18,7 @@ describe('configuration', () => {
       logLevel: 'info',
       workers: 8,
       runs: { publicUrl: null, taskLeaseS: 300, taskTimeoutS: 3600, dispatchTimeoutMs: 30000, dispatchAttempts: 5, pollIntervalMs: 10000 },
+      egressAllow: [],
     })
   })
 

@@ -3,6 +3,7 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely'
 import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
+import * as principals from './migrations/0010_principals.js'
 import * as jobs from './migrations/0015_jobs.js'
 import * as runs from './migrations/0016_runs.js'
 import type { Db } from './connect.js'
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
+  '0010_principals': principals,
   '0015_jobs': jobs,
   '0016_runs': runs,
 }
@@ -20,7 +22,17 @@ const provider: MigrationProvider = { getMigrations: async () => migrations }
 export async function migrateToLatest(database: Db): Promise<string[]> {
   // Kysely looks its bookkeeping tables up across all schemas: name ours when we work in one.
   const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
-  const { error, results } = await migrator.migrateToLatest()
+  let { error, results } = await migrator.migrateToLatest()
+  // Kysely finds its tables by introspecting every schema; a table another process drops meanwhile (PostgreSQL
+  // 42P01) fails that look, not the migration: look again.
+  for (let retry = 0; retry < 3 && (error as { code?: string } | undefined)?.code === '42P01'; retry++) ({ error, results } = await migrator.migrateToLatest())
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/** Applies the migrations up to and including `name` (tests of a migration start from the schema before it). */
+export async function migrateTo(database: Db, name: string): Promise<void> {
+  const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
+  const { error } = await migrator.migrateTo(name)
+  if (error) throw error instanceof Error ? error : new Error(String(error))
 }

@@ -32,7 +32,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 for (const dialect of dialects()) {
   describe(`jobs (${dialect})`, () => {
     it('runs committed jobs once, never rolled-back ones, future ones on time, and keyed ones replaced', { timeout: 60000 }, async () => {
-      const database = await freshDatabase(dialect)
+      const database = await freshDatabase(dialect, { ownDatabase: true })
       const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: '4' }), { connect: { schema: database.schema, poolSize: 4 } })
       try {
         await app.ready()
@@ -68,7 +68,7 @@ for (const dialect of dialects()) {
     })
 
     it('retries a job that throws, with the attempt number', { timeout: 60000 }, async () => {
-      const database = await freshDatabase(dialect)
+      const database = await freshDatabase(dialect, { ownDatabase: true })
       const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: '2' }), { connect: { schema: database.schema, poolSize: 4 } })
       try {
         await app.ready()
@@ -84,7 +84,7 @@ for (const dialect of dialects()) {
     })
 
     it('keeps jobs enqueued by an instance that runs none (TANDEM_WORKERS=0) and runs them on the next start', { timeout: 60000 }, async () => {
-      const database = await freshDatabase(dialect)
+      const database = await freshDatabase(dialect, { ownDatabase: true })
       const config = (workers: string) => loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: workers })
       const tag = `${dialect}-idle-${Math.random()}`
       try {
