@@ -17,6 +17,8 @@ import { randomUUID } from 'node:crypto'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
 import { ensureLocalPrincipal } from './principals/store.js'
 import { principalRoutes } from './principals/routes.js'
+import { credentialRoutes } from './credentials/routes.js'
+import { openVault, type Vault } from './credentials/vault.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
@@ -24,6 +26,9 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { EventHub } from './events/hub.js'
+import { eventRoutes } from './events/routes.js'
+import { startRetention } from './events/retention.js'
 import { createJobs } from './jobs/index.js'
 import { runRoutes } from './runs/routes.js'
 import { taskResultRoutes } from './runs/task-routes.js'
@@ -32,6 +37,9 @@ declare module 'fastify' {
   interface FastifyInstance {
     database: Db
     config: Config
+    events: EventHub
+    /** Seals credential secrets with the current key (see src/credentials/vault.ts). */
+    vault: Vault
   }
 }
 
@@ -53,11 +61,18 @@ export interface BuildOptions {
   connect?: ConnectOptions
   /** Replaces the drafter TANDEM_DRAFTER chooses (tests of the model-backed engine use this to set keys). */
   drafter?: Drafter
+  /** Where log lines go instead of stdout (tests search them for secrets). */
+  logStream?: { write(line: string): void }
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+    // Secrets never reach a log line: keys, and credential secrets should a body ever be logged.
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.body.secret', 'body.secret', 'request.body.secret', 'secret'],
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     // Requests are logged at debug level (see below), so that the default level costs nothing per request.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: () => randomUUID(),
@@ -68,6 +83,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const database = connect(config.databaseUrl, options.connect)
+  const vault = openVault(config)
+  app.decorate('vault', vault)
   app.decorate('database', database)
   app.decorate('config', config)
   app.addHook('onClose', async () => database.close())
@@ -83,6 +100,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('preClose', async () => jobs.stop())
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
   await ensureLocalPrincipal(database.db, defaultWorkspaceId)
+
+  // Events: one listener per instance; open event streams end before the server stops (preClose), so that
+  // shutdown is not held up by them.
+  const events = new EventHub(database.db, app.log)
+  await events.start(database.dialect === 'postgres' ? config.databaseUrl : undefined)
+  app.decorate('events', events)
+  app.addHook('preClose', async () => events.close())
+  app.addHook('onClose', async () => events.close())
+  const retention = startRetention(database.db, config.eventRetentionDays, app.log)
+  app.addHook('onClose', async () => retention.stop())
 
   app.setValidatorCompiler(validatorCompiler)
   // Only JSON bodies: without the text/plain parser any other media type is a 415.
@@ -124,10 +151,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       registerIdempotency(api)
       await api.register(principalRoutes)
       await api.register(agentRoutes)
+      await api.register(credentialRoutes(vault))
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
       await api.register(runRoutes)
+      await api.register(eventRoutes)
     },
     { prefix: '/api' },
   )

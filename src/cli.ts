@@ -1,4 +1,4 @@
-// Operator commands: `migrate`, `keys create|list|revoke`. Uses DATABASE_URL like the server.
+// Operator commands: `migrate`, `keys create|list|revoke`, `credentials rekey`. Uses DATABASE_URL like the server.
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
 import { connect } from './db/connect.js'
@@ -6,10 +6,13 @@ import { migrateToLatest } from './db/migrate.js'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
 import { ensureLocalPrincipal } from './principals/store.js'
 import { KEYS_USAGE, UsageError, createKeyCommand, listKeysCommand, revokeKeyCommand } from './principals/cli.js'
+import { CREDENTIALS_USAGE, rekeyCommand } from './credentials/cli.js'
+import { VaultError } from './credentials/vault.js'
 
 const USAGE = `usage:
   npm run cli -- migrate
-${KEYS_USAGE}`
+${KEYS_USAGE}
+${CREDENTIALS_USAGE}`
 
 function fail(message: string): never {
   console.error(message)
@@ -49,12 +52,15 @@ async function run(argv: string[]): Promise<void> {
       lines = await listKeysCommand(database.db)
     } else if (command === 'keys' && sub === 'revoke' && arg) {
       lines = await revokeKeyCommand(database.db, arg)
+    } else if (command === 'credentials' && sub === 'rekey') {
+      lines = await rekeyCommand(database.db, config)
     } else {
       fail(USAGE)
     }
     for (const line of lines) console.log(line)
   } catch (error) {
     if (error instanceof UsageError) fail(`${error.message}\n${USAGE}`)
+    if (error instanceof VaultError || error instanceof ConfigError) fail(`tandem: ${error.message}`)
     throw error
   } finally {
     await database.close()

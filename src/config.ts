@@ -28,11 +28,23 @@ export interface Config {
   corsOrigins: string[] | null
   requestTimeoutMs: number
   logLevel: string
+  /** Events older than this many days are purged (an `after` before them is a 410). */
+  eventRetentionDays: number
+  /** How often an open event stream gets a `: keep-alive` comment. */
+  sseKeepAliveMs: number
+  /** An event stream whose unsent output passes this many bytes is dropped (the client resumes). */
+  sseMaxBufferBytes: number
+  /** The first webhook retry waits this long; each next one 4× longer. */
+  webhookRetryBaseMs: number
   /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
   workers: number
   runs: RunsConfig
   /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
   egressAllow: string[]
+  /** TANDEM_SECRET_KEY: the vault key (null: SQLite's secret.key file, or a per-process key for sqlite::memory:). */
+  secretKey: Buffer | null
+  /** TANDEM_SECRET_KEY_PREVIOUS (comma-separated): keys that still decrypt during a rotation. */
+  secretKeysPrevious: Buffer[]
 }
 
 /** The run engine's settings (README "Runs"). */
@@ -131,6 +143,27 @@ export function parseEgressAllow(raw: string | undefined): string[] {
   })
 }
 
+/** 32 bytes in base64 (standard or URL-safe alphabet). The error never quotes the value: it is a secret. */
+export function parseSecretKey(variable: string, raw: string): Buffer {
+  const text = raw.trim()
+  const key = Buffer.from(text, 'base64')
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) || key.length !== 32) {
+    throw new ConfigError(variable, `must be 32 random bytes in base64 (e.g. openssl rand -base64 32); the value given is ${/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) ? `${key.length} bytes` : 'not base64'}`)
+  }
+  return key
+}
+
+function parseSecretKeys(env: NodeJS.ProcessEnv, databaseUrl: string): Pick<Config, 'secretKey' | 'secretKeysPrevious'> {
+  const raw = env.TANDEM_SECRET_KEY
+  const secretKey = raw === undefined || raw === '' ? null : parseSecretKey('TANDEM_SECRET_KEY', raw)
+  if (!secretKey && !databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError('TANDEM_SECRET_KEY', 'is required with PostgreSQL (every instance must share the key): set 32 random bytes in base64, e.g. openssl rand -base64 32')
+  }
+  const previous = env.TANDEM_SECRET_KEY_PREVIOUS
+  const secretKeysPrevious = previous === undefined || previous.trim() === '' ? [] : previous.split(',').map((key) => parseSecretKey('TANDEM_SECRET_KEY_PREVIOUS', key))
+  return { secretKey, secretKeysPrevious }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -141,10 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   }
+  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db')
   return {
     port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
     host,
-    databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db'),
+    databaseUrl,
     auth,
     drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
     drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
@@ -153,6 +187,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(env.TANDEM_CORS_ORIGINS),
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
     logLevel,
+    eventRetentionDays: parseInteger('TANDEM_EVENT_RETENTION_DAYS', env.TANDEM_EVENT_RETENTION_DAYS ?? '7', 1, 3650),
+    sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),
+    sseMaxBufferBytes: parseInteger('TANDEM_SSE_MAX_BUFFER_BYTES', env.TANDEM_SSE_MAX_BUFFER_BYTES ?? String(1024 * 1024), 1024, 1024 * 1024 * 1024),
+    webhookRetryBaseMs: parseInteger('TANDEM_WEBHOOK_RETRY_BASE_MS', env.TANDEM_WEBHOOK_RETRY_BASE_MS ?? '5000', 1, 86400000),
     workers: parseInteger('TANDEM_WORKERS', env.TANDEM_WORKERS ?? '8', 0, 1000),
     runs: {
       publicUrl: parsePublicUrl(env.TANDEM_PUBLIC_URL),
@@ -163,5 +201,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollIntervalMs: parseInteger('TANDEM_POLL_INTERVAL_MS', env.TANDEM_POLL_INTERVAL_MS ?? '10000', 1, 3600000),
     },
     egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
+    ...parseSecretKeys(env, databaseUrl),
   }
 }

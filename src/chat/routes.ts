@@ -62,7 +62,9 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { workspaceId, principalId } = request.principal
       checkTextLength(request.body.content)
       const stream = await requireStream(db, workspaceId, request.params.streamId)
-      const message = await insertMessage(db, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content })
+      const message = await db
+        .transaction()
+        .execute((trx) => insertMessage(trx, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content }))
       return reply.code(201).header('location', `/api/chat/messages/${message.id}`).header('etag', etagOf(message)).send(message)
     },
   )
@@ -114,14 +116,16 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { workspaceId, principalId, role } = request.principal
       checkTextLength(request.body.content)
-      const outcome = await editMessage(db, {
-        id: request.params.id.toLowerCase(),
-        workspaceId,
-        principalId,
-        isAdmin: role === 'admin',
-        revisions: acceptedRevisions(request.headers['if-match']),
-        content: request.body.content,
-      })
+      const outcome = await db.transaction().execute((trx) =>
+        editMessage(trx, {
+          id: request.params.id.toLowerCase(),
+          workspaceId,
+          principalId,
+          isAdmin: role === 'admin',
+          revisions: acceptedRevisions(request.headers['if-match']),
+          content: request.body.content,
+        }),
+      )
       if ('message' in outcome) return reply.header('etag', etagOf(outcome.message)).send(outcome.message)
       if (outcome.refused === 'not-found') throw notFound('Message')
       if (outcome.refused === 'forbidden') throw new AppError('forbidden', 'Only the author of a message or a workspace admin may edit it.')

@@ -1,11 +1,13 @@
 // Message storage: messages and their earlier revisions. An edit is one conditional UPDATE (a
 // compare-and-set on `revision` when asked); a trigger keeps the previous content, so no edit loses one.
+// Posting and editing append their event (message.created, message.edited): call them with a transaction.
 import type { Generated, Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
 import { renderText } from './richtext.js'
+import { appendEvent } from '../events/store.js'
 
 export interface MessageTable {
   id: string
@@ -89,7 +91,9 @@ export async function insertMessage(
     edited_at: null,
   }
   await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
-  return toMessage(row)
+  const message = toMessage(row)
+  await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message })
+  return message
 }
 
 export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<Message | undefined> {
@@ -138,7 +142,11 @@ export async function editMessage(
       .returningAll()
       .executeTakeFirst()
   }
-  if (row) return { message: toMessage(row) }
+  if (row) {
+    const message = toMessage(row)
+    await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.edited', data: message })
+    return { message }
+  }
   const current = await findMessage(db, edit.workspaceId, edit.id)
   if (!current) return { refused: 'not-found' }
   if (current.authorId !== edit.principalId && !edit.isAdmin) return { refused: 'forbidden' }

@@ -72,7 +72,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           seen.add(phase.id)
         })
         if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
-        const cycle = await insertCycle(db, workspaceId, stream.id, { ...request.body, phasesTemplate: phases })
+        const cycle = await db.transaction().execute((trx) => insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases }))
         return reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`).send(cycle)
       },
     )

@@ -1,8 +1,9 @@
-// Saved cycle definitions of a stream.
+// Saved cycle definitions of a stream. Saving appends `cycle.saved`: call it with a transaction.
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import type { CycleDefinition, SavedCycle } from './schemas.js'
+import { appendEvent } from '../events/store.js'
 
 export interface CycleTable {
   id: string
@@ -38,7 +39,9 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
     created_at: now(),
   }
   await db.insertInto('cycles').values(row).execute()
-  return toCycle(row)
+  const cycle = toCycle(row)
+  await appendEvent(db, { workspaceId, streamId, type: 'cycle.saved', data: cycle })
+  return cycle
 }
 
 export async function findCycle(db: Kysely<Database>, workspaceId: string, streamId: string, id: string): Promise<SavedCycle | undefined> {

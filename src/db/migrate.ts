@@ -4,8 +4,10 @@ import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as principals from './migrations/0010_principals.js'
+import * as credentials from './migrations/0011_credentials.js'
 import * as jobs from './migrations/0015_jobs.js'
 import * as runs from './migrations/0016_runs.js'
+import * as events from './migrations/0020_events.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -13,8 +15,10 @@ const migrations: Record<string, Migration> = {
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
   '0010_principals': principals,
+  '0011_credentials': credentials,
   '0015_jobs': jobs,
   '0016_runs': runs,
+  '0020_events': events,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

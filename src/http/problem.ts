@@ -11,6 +11,7 @@ const KINDS = {
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Another request is in the way' },
+  'events-expired': { status: 410, title: 'The events asked for are no longer kept' },
   'run-finished': { status: 409, title: 'The run has already finished' },
   'not-awaiting-decision': { status: 409, title: 'The phase is not awaiting a decision' },
   'task-closed': { status: 409, title: 'The task no longer takes an answer' },
