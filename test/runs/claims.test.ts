@@ -38,7 +38,7 @@ for (const dialect of dialects()) {
       assert.equal((await claim(app, agentKey, { waitSeconds: 31 })).statusCode, 400)
       assert.equal((await claim(app, agentKey, { waitSeconds: 1, more: true })).statusCode, 400)
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId }]))
-      const claimed = await waitFor(async () => {
+      const claimed: any = await waitFor(async () => {
         const res = await claim(app, agentKey)
         return res.statusCode === 200 ? res.json() : undefined
       })
@@ -63,7 +63,7 @@ for (const dialect of dialects()) {
 
     it('a lease that runs out lets the task be claimed again with a new token; the old one is a 409', async () => {
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId }]))
-      const first = await waitFor(async () => {
+      const first: any = await waitFor(async () => {
         const res = await claim(app, agentKey)
         return res.statusCode === 200 && res.json().run.id === run.id ? res.json() : undefined
       })
