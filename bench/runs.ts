@@ -81,7 +81,7 @@ async function startService(databaseUrl: string): Promise<string> {
   throw new Error('the service did not start')
 }
 
-async function post(url: string, body: unknown): Promise<any> {
+async function post(url: string, body: unknown): Promise<{ id: string }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   if (res.status >= 300) throw new Error(`${url} → ${res.status} ${await res.text()}`)
   return res.json()
