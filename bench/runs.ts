@@ -84,7 +84,7 @@ async function startService(databaseUrl: string): Promise<string> {
 async function post(url: string, body: unknown): Promise<{ id: string }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   if (res.status >= 300) throw new Error(`${url} → ${res.status} ${await res.text()}`)
-  return res.json()
+  return (await res.json()) as { id: string }
 }
 
 async function setUp(base: string, phases: number): Promise<string> {
