@@ -32,7 +32,7 @@ for (const dialect of dialects()) {
     const deliveries = async (id: string) => (await send(app, 'GET', `/api/webhooks/${id}/deliveries?limit=100`)).json().data as Array<Record<string, unknown>>
 
     before(async () => {
-      app = await build(dialect, { TANDEM_AUTH: 'local', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_WEBHOOK_RETRY_BASE_MS: '1', TANDEM_WEBHOOK_TIMEOUT_MS: '300' })
+      app = await build(dialect, { TANDEM_AUTH: 'local', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_WEBHOOK_RETRY_BASE_MS: '1', TANDEM_WEBHOOK_TIMEOUT_MS: '300' }, { ownDatabase: true })
       streamId = (await send(app, 'POST', '/api/streams', { name: 'hooks' })).json().id
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'default')
@@ -207,7 +207,7 @@ for (const dialect of dialects()) {
   describe(`webhooks and the egress guard (${dialect})`, () => {
     let app: FastifyInstance
     before(async () => {
-      app = await build(dialect, { TANDEM_AUTH: 'local', TANDEM_WEBHOOK_RETRY_BASE_MS: '1' })
+      app = await build(dialect, { TANDEM_AUTH: 'local', TANDEM_WEBHOOK_RETRY_BASE_MS: '1' }, { ownDatabase: true })
     })
     after(() => app.close())
 
