@@ -29,9 +29,11 @@ export async function migrateToLatest(database: Db): Promise<string[]> {
   // Kysely looks its bookkeeping tables up across all schemas: name ours when we work in one.
   const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
   let { error, results } = await migrator.migrateToLatest()
-  // Kysely finds its tables by introspecting every schema; a table another process drops meanwhile (PostgreSQL
-  // 42P01) fails that look, not the migration: look again.
-  for (let retry = 0; retry < 3 && (error as { code?: string } | undefined)?.code === '42P01'; retry++) ({ error, results } = await migrator.migrateToLatest())
+  // Kysely finds its tables by introspecting every schema; a table, schema or column another process drops or
+  // alters meanwhile (PostgreSQL 42P01, 3F000, 42703: e.g. graphile-worker migrating its own schema) fails that
+  // look, not the migration: look again.
+  const raced = (failure: unknown) => ['42P01', '3F000', '42703'].includes((failure as { code?: string } | undefined)?.code ?? '')
+  for (let retry = 0; retry < 3 && raced(error); retry++) ({ error, results } = await migrator.migrateToLatest())
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }
