@@ -30,10 +30,18 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { EventHub } from './events/hub.js'
+import { eventRoutes } from './events/routes.js'
+import { webhookRoutes } from './events/webhooks/routes.js'
+import { startRetention } from './events/retention.js'
+import { createJobs } from './jobs/index.js'
+import { runRoutes } from './runs/routes.js'
+import { taskResultRoutes } from './runs/task-routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config
+    events: EventHub
     /** Seals credential secrets with the current key (see src/credentials/vault.ts). */
     vault: Vault
   }
@@ -107,6 +115,24 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // The whole server (docs and console too): a rebinding page or a proxy must not reach any of it.
     app.addHook('onRequest', (request, _reply, done) => done(refuseInLocalMode(request.headers) ?? undefined))
   }
+  // Tests give each PostgreSQL schema its own graphile-worker schema beside it.
+  const jobs = await createJobs(app.database, {
+    concurrency: config.workers,
+    databaseUrl: config.databaseUrl,
+    ...(app.database.schema ? { schema: `${app.database.schema}_jobs` } : {}),
+  })
+  app.addHook('onReady', async () => jobs.start(app))
+  app.addHook('preClose', async () => jobs.stop())
+
+  // Events: one listener per instance; open event streams end before the server stops (preClose), so that
+  // shutdown is not held up by them.
+  const events = new EventHub(app.database.db, app.log)
+  await events.start(app.database.dialect === 'postgres' ? config.databaseUrl : undefined)
+  app.decorate('events', events)
+  app.addHook('preClose', async () => events.close())
+  app.addHook('onClose', async () => events.close())
+  const retention = startRetention(app.database.db, config.eventRetentionDays, app.log)
+  app.addHook('onClose', async () => retention.stop())
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     app.addHook('onResponse', async (request, reply) => {
       request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request')
@@ -136,8 +162,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+      await api.register(runRoutes)
+      await api.register(eventRoutes)
+      await api.register(webhookRoutes)
     },
     { prefix: '/api' },
   )
+  // Outside the API-key authentication above: a task's result is answered with the task's own token.
+  await app.register(taskResultRoutes, { prefix: '/api' })
   return app
 }

@@ -32,12 +32,36 @@ export interface Config {
   /** Open connections the server accepts at once; more are closed as they arrive. */
   maxConnections: number
   logLevel: string
+  /** Events older than this many days are purged (an `after` before them is a 410). */
+  eventRetentionDays: number
+  /** How often an open event stream gets a `: keep-alive` comment. */
+  sseKeepAliveMs: number
+  /** An event stream whose unsent output passes this many bytes is dropped (the client resumes). */
+  sseMaxBufferBytes: number
+  /** The first webhook retry waits this long; each next one 4× longer. */
+  webhookRetryBaseMs: number
+  /** A webhook endpoint must answer within this time (else the attempt failed). */
+  webhookTimeoutMs: number
+  /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
+  workers: number
+  runs: RunsConfig
   /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
   egressAllow: string[]
   /** TANDEM_SECRET_KEY: the vault key (null: SQLite's secret.key file, or a per-process key for sqlite::memory:). */
   secretKey: Buffer | null
   /** TANDEM_SECRET_KEY_PREVIOUS (comma-separated): keys that still decrypt during a rotation. */
   secretKeysPrevious: Buffer[]
+}
+
+/** The run engine's settings (README "Runs"). */
+export interface RunsConfig {
+  /** Base of the `result.url` handed to agents; null: the listening URL. */
+  publicUrl: string | null
+  taskLeaseS: number
+  taskTimeoutS: number
+  dispatchTimeoutMs: number
+  dispatchAttempts: number
+  pollIntervalMs: number
 }
 
 export class ConfigError extends Error {
@@ -107,6 +131,12 @@ export function parseRateLimit(raw: string, variable = 'TANDEM_RATE_LIMIT'): Rat
   const match = /^(\d{1,9})\/(second|minute|hour)$/.exec(raw)
   if (!match || Number(match[1]) < 1) throw new ConfigError(variable, `must be off or <requests>/<second|minute|hour> (e.g. 1200/minute), got "${raw}"`)
   return { max: Number(match[1]), windowMs: WINDOWS[match[2] as string] as number }
+}
+
+function parsePublicUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null
+  if (!/^https?:\/\//.test(raw) || !URL.canParse(raw)) throw new ConfigError('TANDEM_PUBLIC_URL', `must be an absolute http or https URL, got "${raw}"`)
+  return raw.replace(/\/+$/, '')
 }
 
 function parseOrigins(raw: string | undefined): string[] | null {
@@ -196,6 +226,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
     maxConnections: parseInteger('TANDEM_MAX_CONNECTIONS', env.TANDEM_MAX_CONNECTIONS ?? '1024', 1, 1000000),
     logLevel,
+    eventRetentionDays: parseInteger('TANDEM_EVENT_RETENTION_DAYS', env.TANDEM_EVENT_RETENTION_DAYS ?? '7', 1, 3650),
+    sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),
+    sseMaxBufferBytes: parseInteger('TANDEM_SSE_MAX_BUFFER_BYTES', env.TANDEM_SSE_MAX_BUFFER_BYTES ?? String(1024 * 1024), 1024, 1024 * 1024 * 1024),
+    webhookRetryBaseMs: parseInteger('TANDEM_WEBHOOK_RETRY_BASE_MS', env.TANDEM_WEBHOOK_RETRY_BASE_MS ?? '5000', 1, 86400000),
+    webhookTimeoutMs: parseInteger('TANDEM_WEBHOOK_TIMEOUT_MS', env.TANDEM_WEBHOOK_TIMEOUT_MS ?? '10000', 1, 600000),
+    workers: parseInteger('TANDEM_WORKERS', env.TANDEM_WORKERS ?? '8', 0, 1000),
+    runs: {
+      publicUrl: parsePublicUrl(env.TANDEM_PUBLIC_URL),
+      taskLeaseS: parseInteger('TANDEM_TASK_LEASE_S', env.TANDEM_TASK_LEASE_S ?? '300', 1, 86400),
+      taskTimeoutS: parseInteger('TANDEM_TASK_TIMEOUT_S', env.TANDEM_TASK_TIMEOUT_S ?? '3600', 1, 30 * 86400),
+      dispatchTimeoutMs: parseInteger('TANDEM_DISPATCH_TIMEOUT_MS', env.TANDEM_DISPATCH_TIMEOUT_MS ?? '30000', 1, 600000),
+      dispatchAttempts: parseInteger('TANDEM_DISPATCH_ATTEMPTS', env.TANDEM_DISPATCH_ATTEMPTS ?? '5', 1, 100),
+      pollIntervalMs: parseInteger('TANDEM_POLL_INTERVAL_MS', env.TANDEM_POLL_INTERVAL_MS ?? '10000', 1, 3600000),
+    },
     egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
     ...parseSecretKeys(env, databaseUrl),
   }

@@ -1,5 +1,6 @@
 // Message storage: messages and their earlier revisions. An edit is one conditional UPDATE (a
 // compare-and-set on `revision` when asked); a trigger keeps the previous content, so no edit loses one.
+// Posting and editing append their event (message.created, message.edited): call them with a transaction.
 import type { Expression, Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
@@ -7,19 +8,21 @@ import type { MessageTable } from './chat.table.js'
 import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
 import { renderText } from './richtext.js'
+import { appendEvent } from '../events/store.js'
 
 
 
 type MessageRow = Selectable<MessageTable>
 
 const insertRow = prepared(
-  7,
-  (db, id: Expression<string>, workspaceId: Expression<string>, streamId: Expression<string>, authorId: Expression<string>, content: Expression<string>, text: Expression<string>, createdAt: Expression<string>) =>
+  8,
+  (db, id: Expression<string>, workspaceId: Expression<string>, streamId: Expression<string>, authorId: Expression<string>, authorType: Expression<'principal' | 'agent'>, content: Expression<string>, text: Expression<string>, createdAt: Expression<string>) =>
   db.insertInto('messages').values({
     id,
     workspace_id: workspaceId,
     stream_id: streamId,
     author_id: authorId,
+    author_type: authorType,
     content,
     text,
     revision: 1,
@@ -35,6 +38,7 @@ function toMessage(row: MessageRow): Message {
     id: row.id,
     streamId: row.stream_id,
     authorId: row.author_id,
+    authorType: row.author_type,
     content: JSON.parse(row.content),
     text: row.text,
     revision: Number(row.revision),
@@ -58,21 +62,24 @@ const editAny = prepared(
 )
 export async function insertMessage(
   db: Kysely<Database>,
-  input: { workspaceId: string; streamId: string; authorId: string; content: Content },
+  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content },
 ): Promise<Message> {
   const row: MessageRow = {
     id: newId(),
     workspace_id: input.workspaceId,
     stream_id: input.streamId,
     author_id: input.authorId,
+    author_type: input.authorType ?? 'principal',
     content: JSON.stringify(input.content),
     text: renderText(input.content),
     revision: 1,
     created_at: now(),
     edited_at: null,
   }
-  await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.content, row.text, row.created_at)
-  return toMessage(row)
+  await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
+  const message = toMessage(row)
+  await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message })
+  return message
 }
 
 export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<Message | undefined> {
@@ -85,6 +92,12 @@ export async function listMessages(db: Kysely<Database>, workspaceId: string, st
   if (after) query = query.where('id', '>', after)
   const rows = await query.orderBy('id').limit(limit).execute()
   return rows.map(toMessage)
+}
+
+/** The stream's latest `count` messages, oldest first (what a task hands its agent). */
+export async function listLatestMessages(db: Kysely<Database>, workspaceId: string, streamId: string, count: number): Promise<Message[]> {
+  const rows = await db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId).where('stream_id', '=', streamId).orderBy('id', 'desc').limit(count).execute()
+  return rows.reverse().map(toMessage)
 }
 
 export type EditOutcome = { message: Message } | { refused: 'not-found' | 'forbidden' | 'stale'; current?: Message }
@@ -115,7 +128,11 @@ export async function editMessage(
       .returningAll()
       .executeTakeFirst()
   }
-  if (row) return { message: toMessage(row) }
+  if (row) {
+    const message = toMessage(row)
+    await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.edited', data: message })
+    return { message }
+  }
   const current = await findMessage(db, edit.workspaceId, edit.id)
   if (!current) return { refused: 'not-found' }
   if (current.authorId !== edit.principalId && !edit.isAdmin) return { refused: 'forbidden' }

@@ -8,6 +8,10 @@ import type { StreamTable } from '../streams/streams.table.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/chat.table.js'
 import type { CycleTable } from '../cycles/cycles.table.js'
 import type { IdempotencyRequestTable } from '../idempotency/idempotency.table.js'
+import type { StreamEventHeadTable, StreamEventTable } from '../events/events.table.js'
+import type { WebhookDeliveryTable, WebhookTable } from '../events/webhooks/webhooks.table.js'
+import type { JobTable } from '../jobs/jobs.table.js'
+import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -20,4 +24,11 @@ export interface Database {
   idempotency_requests: IdempotencyRequestTable
   messages: MessageTable
   message_revisions: MessageRevisionTable
+  stream_event_heads: StreamEventHeadTable
+  stream_events: StreamEventTable
+  webhooks: WebhookTable
+  webhook_deliveries: WebhookDeliveryTable
+  jobs: JobTable
+  runs: RunTable
+  run_tasks: RunTaskTable
 }

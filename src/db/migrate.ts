@@ -6,6 +6,10 @@ import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as idempotencyPerPrincipal from './migrations/0004_idempotency_per_principal.js'
 import * as principals from './migrations/0010_principals.js'
 import * as credentials from './migrations/0011_credentials.js'
+import * as jobs from './migrations/0015_jobs.js'
+import * as runs from './migrations/0016_runs.js'
+import * as events from './migrations/0020_events.js'
+import * as webhooks from './migrations/0021_webhooks.js'
 import * as agentSearch from './migrations/0035_agent_search.js'
 import type { Db } from './connect.js'
 
@@ -16,6 +20,10 @@ const migrations: Record<string, Migration> = {
   '0004_idempotency_per_principal': idempotencyPerPrincipal,
   '0010_principals': principals,
   '0011_credentials': credentials,
+  '0015_jobs': jobs,
+  '0016_runs': runs,
+  '0020_events': events,
+  '0021_webhooks': webhooks,
   '0035_agent_search': agentSearch,
 }
 
@@ -24,7 +32,12 @@ const provider: MigrationProvider = { getMigrations: async () => migrations }
 export async function migrateToLatest(database: Db): Promise<string[]> {
   // Kysely looks its bookkeeping tables up across all schemas: name ours when we work in one.
   const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
-  const { error, results } = await migrator.migrateToLatest()
+  let { error, results } = await migrator.migrateToLatest()
+  // Kysely finds its tables by introspecting every schema; a table, schema or column another process drops or
+  // alters meanwhile (PostgreSQL 42P01, 3F000, 42703: e.g. graphile-worker migrating its own schema) fails that
+  // look, not the migration: look again.
+  const raced = (failure: unknown) => ['42P01', '3F000', '42703'].includes((failure as { code?: string } | undefined)?.code ?? '')
+  for (let retry = 0; retry < 3 && raced(error); retry++) ({ error, results } = await migrator.migrateToLatest())
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

@@ -1,0 +1,179 @@
+// `npm run bench:runs`: run throughput and next-phase dispatch latency, against a local webhook agent that
+// answers at once. Production build (dist/), SQLite in a temporary file, then PostgreSQL with one and with two
+// instances (a fresh database each). Two measurements per setting:
+//   throughput: BENCH_RUNS one-phase runs started by 32 concurrent clients; runs/s = runs / (first start →
+//               last run succeeded), completion read from the database;
+//   dispatch:   BENCH_LATENCY_RUNS two-phase auto-advancing runs, 4 at a time; for each, the time from the agent
+//               sending its answer to phase 1 to the agent receiving phase 2's task (p50, p99).
+// Settings: BENCH_RUNS (default 3000), BENCH_LATENCY_RUNS (default 400), BENCH_POSTGRES_URL, BENCH_SKIP_POSTGRES=1.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:http'
+import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import pg from 'pg'
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3000)
+const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 400)
+const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const CLIENTS = 32
+const work = join(tmpdir(), `tandem-bench-runs-${process.pid}`)
+mkdirSync(work, { recursive: true })
+const children: ChildProcess[] = []
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL')
+  rmSync(work, { recursive: true, force: true })
+})
+
+// The agent: answers every task at once; remembers when it answered phase 0 and when phase 1 arrived.
+const answeredAt = new Map<string, number>()
+const dispatchMs: number[] = []
+const agent = createServer((req, res) => {
+  const chunks: Buffer[] = []
+  req.on('data', (c) => chunks.push(c))
+  req.on('end', () => {
+    const arrived = performance.now()
+    const task = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    if (task.phase.index === 1) {
+      const answered = answeredAt.get(task.run.id)
+      if (answered !== undefined) dispatchMs.push(arrived - answered)
+    }
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ output: { text: `done ${task.phase.index}` } }), () => {
+      if (task.phase.index === 0) answeredAt.set(task.run.id, performance.now())
+    })
+  })
+})
+await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve))
+const endpointUrl = `http://127.0.0.1:${(agent.address() as AddressInfo).port}/hook`
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createNetServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function startService(databaseUrl: string): Promise<string> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: {
+      ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', TANDEM_AUTH: 'local', TANDEM_EGRESS_ALLOW: '127.0.0.0/8',
+      TANDEM_SECRET_KEY: process.env.TANDEM_SECRET_KEY ?? randomBytes(32).toString('base64'),
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  children.push(child)
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 400; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).status === 200) return url
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error('the service did not start')
+}
+
+async function post(url: string, body: unknown): Promise<{ id: string }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  if (res.status >= 300) throw new Error(`${url} → ${res.status} ${await res.text()}`)
+  return (await res.json()) as { id: string }
+}
+
+async function setUp(base: string, phases: number): Promise<string> {
+  const agentId = (await post(`${base}/api/agents`, { name: 'Bench agent', endpointUrl })).id
+  const streamId = (await post(`${base}/api/streams`, { name: 'bench' })).id
+  const phase = () => ({ id: randomUUID(), agentId, goal: 'g', instructions: 'i', autoAdvance: true, phaseName: 'p', operatorPool: [] })
+  const cycleId = (await post(`${base}/api/cycles/streams/${streamId}/cycles`, { triggerName: 'bench', description: 'd', phasesTemplate: Array.from({ length: phases }, phase) })).id
+  return `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`
+}
+
+/** Starts `count` runs over `clients` concurrent clients, spread over the instances; resolves when all are started. */
+async function startRuns(bases: string[], path: string, count: number, clients: number): Promise<void> {
+  let next = 0
+  await Promise.all(Array.from({ length: clients }, async (_, c) => {
+    while (next < count) {
+      next++
+      await post(bases[c % bases.length] + path, {})
+    }
+  }))
+}
+
+async function waitUntil(count: () => Promise<number>, target: number): Promise<void> {
+  for (let i = 0; i < 12000; i++) {
+    if ((await count()) >= target) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  throw new Error('runs did not finish')
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
+}
+
+interface Result { setting: string; runsPerSecond: number; dispatchP50: number; dispatchP99: number }
+
+async function measure(setting: string, bases: string[], succeeded: () => Promise<number>): Promise<Result> {
+  const base = bases[0] as string
+  const onePhase = await setUp(base, 1)
+  await startRuns(bases, onePhase, 50, 8) // warm-up
+  await waitUntil(succeeded, 50)
+  const started = performance.now()
+  await startRuns(bases, onePhase, RUNS, CLIENTS)
+  await waitUntil(succeeded, 50 + RUNS)
+  const runsPerSecond = RUNS / ((performance.now() - started) / 1000)
+  const twoPhases = await setUp(base, 2)
+  dispatchMs.length = 0
+  await startRuns(bases, twoPhases, LATENCY_RUNS, 4)
+  await waitUntil(succeeded, 50 + RUNS + LATENCY_RUNS)
+  return { setting, runsPerSecond: Math.round(runsPerSecond), dispatchP50: Number(percentile(dispatchMs, 50).toFixed(2)), dispatchP99: Number(percentile(dispatchMs, 99).toFixed(2)) }
+}
+
+console.log('building dist/ …')
+if (spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' }).status !== 0) process.exit(1)
+const results: Result[] = []
+
+{
+  const file = join(work, 'bench.db')
+  const base = await startService(`sqlite:${file}`)
+  const reader = new SqliteDatabase(file, { readonly: true })
+  const count = reader.prepare("select count(*) as n from runs where status = 'succeeded'")
+  results.push(await measure('SQLite, 1 instance', [base], async () => (count.get() as { n: number }).n))
+  reader.close()
+}
+
+if (!process.env.BENCH_SKIP_POSTGRES) {
+  for (const instances of [1, 2]) {
+    const name = `bench_runs_${randomBytes(4).toString('hex')}`
+    const admin = new pg.Client({ connectionString: POSTGRES_URL })
+    await admin.connect()
+    await admin.query(`create database ${name}`)
+    const url = new URL(POSTGRES_URL)
+    url.pathname = `/${name}`
+    const bases = [await startService(url.toString())]
+    if (instances === 2) bases.push(await startService(url.toString()))
+    const client = new pg.Client({ connectionString: url.toString() })
+    await client.connect()
+    results.push(await measure(`PostgreSQL, ${instances} instance${instances === 1 ? '' : 's'}`, bases, async () => Number((await client.query("select count(*) as n from runs where status = 'succeeded'")).rows[0].n)))
+    await client.end()
+    for (const child of children.splice(0)) {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    }
+    await admin.query(`drop database ${name} with (force)`)
+    await admin.end()
+  }
+}
+
+console.table(results)
+console.log(JSON.stringify({ runs: RUNS, latencyRuns: LATENCY_RUNS, results }))
+agent.close()
+process.exit(0)

@@ -1,0 +1,145 @@
+// Sending one webhook delivery (a durable job): POST the event, signed with Standard Webhooks headers
+// (webhook-id = the delivery id, the same on every attempt). A 2xx succeeds; anything else — another status,
+// a redirect (never followed), a time-out, a connection error, an address the egress guard refuses — is a
+// failed attempt, recorded with its reason and retried after TANDEM_WEBHOOK_RETRY_BASE_MS × 4^(n−1), up to
+// 8 attempts; then the delivery has failed. 50 failed deliveries in a row disable the subscription.
+// The outcome of an attempt and the job of the next one are written in one transaction.
+import type { FastifyInstance } from 'fastify'
+import { Webhook as Signer } from 'standardwebhooks'
+import { enqueueJob, registerJobHandler } from '../../jobs/index.js'
+import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
+import { now } from '../../ids.js'
+import { DELIVER_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
+
+export const MAX_ATTEMPTS = 8
+export const DISABLE_AFTER_FAILURES = 50
+const MAX_ERROR_LENGTH = 500
+
+const guards = new WeakMap<FastifyInstance, EgressGuard>()
+function guardOf(app: FastifyInstance): EgressGuard {
+  let guard = guards.get(app)
+  if (!guard) {
+    guard = createEgressGuard(app.config.egressAllow)
+    guards.set(app, guard)
+  }
+  return guard
+}
+
+type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string }
+
+function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
+  if ((error as Error).name === 'EgressDeniedError') return `${(error as Error).message} (egress guard; TANDEM_EGRESS_ALLOW opens ranges)`
+  if (timedOut) return `no answer within ${timeoutMs} ms`
+  const cause = (error as { cause?: { code?: string; message?: string; name?: string } }).cause
+  if (cause?.name === 'EgressDeniedError') return `${cause.message} (egress guard; TANDEM_EGRESS_ALLOW opens ranges)`
+  return `the connection failed (${cause?.code ?? cause?.message ?? (error as Error).message})`
+}
+
+async function post(app: FastifyInstance, webhook: WebhookRow, delivery: DeliveryRow, secret: string, shutdown: AbortSignal): Promise<Attempt> {
+  const timestamp = new Date()
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'Tandem-Webhooks/1',
+    'webhook-id': delivery.id,
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+    'webhook-signature': new Signer(secret).sign(delivery.id, timestamp, delivery.payload),
+  }
+  const timeoutMs = app.config.webhookTimeoutMs
+  const timeout = AbortSignal.timeout(timeoutMs)
+  try {
+    const response = await guardOf(app).fetch(webhook.url, {
+      method: 'POST',
+      headers,
+      body: delivery.payload,
+      redirect: 'manual',
+      signal: AbortSignal.any([timeout, shutdown]),
+    })
+    // The body is not read: only the status counts (and a receiver that streams garbage cannot hold us).
+    await response.body?.cancel().catch(() => undefined)
+    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status }
+    if (response.status >= 300 && response.status < 400) return { ok: false, status: response.status, error: `the endpoint answered ${response.status} (a redirect; redirects are not followed)` }
+    return { ok: false, status: response.status, error: `the endpoint answered ${response.status}` }
+  } catch (error) {
+    if (shutdown.aborted) throw error
+    return { ok: false, status: null, error: describeFailure(error, timeout.aborted, timeoutMs) }
+  }
+}
+
+/** Runs one attempt of a delivery, if it is still pending, and records its outcome. */
+export async function attemptDelivery(app: FastifyInstance, deliveryId: string, shutdown: AbortSignal): Promise<void> {
+  const { db } = app.database
+  const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst()
+  if (!delivery || delivery.status !== 'pending') return
+  const webhook = await db.selectFrom('webhooks').selectAll().where('id', '=', delivery.webhook_id).executeTakeFirst()
+  if (!webhook) return
+  const attempts = Number(delivery.attempts)
+  if (!Number(webhook.enabled)) {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'failed', last_error: 'the subscription was disabled before this delivery was sent', next_attempt_at: null, updated_at: now() })
+      .where('id', '=', delivery.id)
+      .where('status', '=', 'pending')
+      .execute()
+    return
+  }
+  await db.updateTable('webhook_deliveries').set({ attempt_started_at: now() }).where('id', '=', delivery.id).execute()
+  let outcome: Attempt
+  try {
+    const secret = app.vault.open({ keyId: webhook.secret_key_id, ciphertext: webhook.secret_ciphertext }, webhook.id)
+    outcome = await post(app, webhook, delivery, secret, shutdown)
+  } catch (error) {
+    if (shutdown.aborted) throw error
+    outcome = { ok: false, status: null, error: (error as Error).message }
+  }
+  const attempt = attempts + 1
+  const at = now()
+  await db.transaction().execute(async (trx) => {
+    const base = trx
+      .updateTable('webhook_deliveries')
+      .where('id', '=', delivery.id)
+      .where('status', '=', 'pending')
+      .where('attempts', '=', attempts)
+    if (outcome.ok) {
+      const done = await base.set({ status: 'succeeded', attempts: attempt, last_status: outcome.status, last_error: null, next_attempt_at: null, updated_at: at }).executeTakeFirst()
+      if (Number(done.numUpdatedRows) > 0) await trx.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', webhook.id).execute()
+      return
+    }
+    const error = outcome.error.slice(0, MAX_ERROR_LENGTH)
+    if (attempt < MAX_ATTEMPTS) {
+      const runAt = new Date(Date.now() + app.config.webhookRetryBaseMs * 4 ** (attempt - 1))
+      const retried = await base.set({ attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: runAt.toISOString(), updated_at: at }).executeTakeFirst()
+      if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, DELIVER_JOB, { deliveryId: delivery.id }, { runAt, jobKey: deliveryJobKey(delivery.id) })
+      return
+    }
+    const failed = await base.set({ status: 'failed', attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: null, updated_at: at }).executeTakeFirst()
+    if (Number(failed.numUpdatedRows) === 0) return
+    const counted = await trx
+      .updateTable('webhooks')
+      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
+      .where('id', '=', webhook.id)
+      .returning('consecutive_failures')
+      .executeTakeFirst()
+    if (Number(counted?.consecutive_failures) >= DISABLE_AFTER_FAILURES) {
+      await trx
+        .updateTable('webhooks')
+        .set({ enabled: 0, disabled_reason: `disabled after ${DISABLE_AFTER_FAILURES} consecutive failed deliveries; the last: ${error}`, updated_at: at })
+        .where('id', '=', webhook.id)
+        .execute()
+    }
+  })
+}
+
+registerJobHandler(DELIVER_JOB, async (payload: { deliveryId: string }, context) => attemptDelivery(context.app, payload.deliveryId, context.signal))
+
+/** Every `everyMs`, re-enqueues deliveries whose job died with its process (see requeueStalledDeliveries). */
+export function startStalledDeliverySweep(app: FastifyInstance, everyMs: number): { stop(): void } {
+  const graceMs = app.config.webhookTimeoutMs + everyMs
+  const timer = setInterval(() => {
+    requeueStalledDeliveries(app.database.db, graceMs).then(
+      (count) => count > 0 && app.log.warn({ count }, 'sent again webhook deliveries whose attempt was lost'),
+      (error: unknown) => app.log.error({ err: error }, 'looking for lost webhook deliveries failed'),
+    )
+  }, everyMs)
+  timer.unref()
+  return { stop: () => clearInterval(timer) }
+}

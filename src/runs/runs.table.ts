@@ -1,0 +1,31 @@
+// The runs and run_tasks tables as Kysely sees them (owned by src/runs/store.ts; types only).
+import type { Generated } from 'kysely'
+import type { RunStatus } from './schemas.js'
+
+export type TaskState = 'open' | 'answered' | 'failed' | 'canceled' | 'superseded'
+
+export interface RunTable {
+  id: string
+  workspace_id: string
+  stream_id: string
+  status: RunStatus
+  document: string
+  created_at: string
+}
+
+export interface RunTaskTable {
+  id: string
+  workspace_id: string
+  run_id: string
+  phase_run_id: string
+  agent_id: string
+  attempt: number
+  feedback: string | null
+  delivery: 'push' | 'claim'
+  state: TaskState
+  token_hash: string | null
+  past_token_hashes: Generated<string>
+  lease_until: string | null
+  created_at: string
+  closed_at: string | null
+}
