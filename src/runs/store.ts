@@ -1,7 +1,7 @@
 // Run and task storage. A run is stored whole as the document GET returns (the state machine writes it, in
 // one place: machine.ts `persistRun`); `status` is a column beside it for the list filter. Tasks are rows of
 // their own: claims and results find them by id or by agent.
-import { PostgresAdapter, type Generated, type Insertable, type Kysely, type Selectable, type Expression } from 'kysely'
+import { PostgresAdapter, type Insertable, type Kysely, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { Run, RunStatus } from './schemas.js'
