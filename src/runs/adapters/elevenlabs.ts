@@ -1,8 +1,9 @@
 // providerType `elevenlabs`: Conversational AI in text-only mode over its WebSocket (`ws`, through the
 // context's lookup so the egress guard sees the resolved address). `authMode: api_key` agents first get a signed
 // URL (`GET {base}/v1/convai/conversation/get-signed-url` with `xi-api-key`); public agents connect with their
-// `agent_id`. We wait for the conversation to start, send the prompt as one `user_message`, answer every `ping`
-// and take the first `agent_response` after our message (a greeting before it is not the answer).
+// `agent_id`. We wait for the conversation to start and for the agent's greeting (its first_message, sent
+// unasked right after the start; at most GREETING_WAIT_MS, as an agent may have none), then send the prompt as one
+// `user_message`, answer every `ping` and take the first `agent_response` after our message.
 import WebSocket from 'ws'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
 import { callJson, configString, errorOutcome, isObject, malformed, statusOutcome, traceHeaders, vendorBase } from './outcome.js'
@@ -10,6 +11,7 @@ import { buildPrompt, promptAsText } from './prompt.js'
 
 export const ELEVENLABS_BASE = 'https://api.elevenlabs.io'
 const VENDOR = 'ElevenLabs'
+export const GREETING_WAIT_MS = 1500
 
 async function conversationUrl(agent: AgentTarget, agentId: string, context: AdapterContext): Promise<{ url: string } | { outcome: DeliveryOutcome }> {
   const base = vendorBase(agent, ELEVENLABS_BASE)
@@ -33,10 +35,18 @@ function converse(url: string, text: string, context: AdapterContext): Promise<D
   return new Promise((resolve) => {
     let settled = false
     let sent = false
+    let greetingTimer: NodeJS.Timeout | undefined
+    const sendTask = () => {
+      clearTimeout(greetingTimer)
+      if (sent || socket.readyState !== WebSocket.OPEN) return
+      sent = true
+      socket.send(JSON.stringify({ type: 'user_message', text }))
+    }
     const socket = new WebSocket(url, { lookup: context.lookup, followRedirects: false, headers: traceHeaders(context) })
     const finish = (outcome: DeliveryOutcome) => {
       if (settled) return
       settled = true
+      clearTimeout(greetingTimer)
       context.signal.removeEventListener('abort', onAbort)
       if (socket.readyState === WebSocket.OPEN) socket.close(1000)
       else socket.terminate()
@@ -66,10 +76,7 @@ function converse(url: string, text: string, context: AdapterContext): Promise<D
       if (!isObject(event)) return finish(malformed(VENDOR, 'sent a message that is not an object'))
       switch (event.type) {
         case 'conversation_initiation_metadata':
-          if (!sent) {
-            sent = true
-            socket.send(JSON.stringify({ type: 'user_message', text }))
-          }
+          if (!sent && !greetingTimer) greetingTimer = setTimeout(sendTask, GREETING_WAIT_MS)
           return
         case 'ping': {
           const ping = isObject(event.ping_event) ? event.ping_event : {}
@@ -78,7 +85,7 @@ function converse(url: string, text: string, context: AdapterContext): Promise<D
           return
         }
         case 'agent_response': {
-          if (!sent) return // the agent's greeting (first_message), not the answer to our task
+          if (!sent) return sendTask() // the agent's greeting (first_message), not the answer to our task
           const response = isObject(event.agent_response_event) ? event.agent_response_event.agent_response : undefined
           if (typeof response !== 'string') return finish(malformed(VENDOR, 'sent an agent_response without agent_response_event.agent_response'))
           if (!response.trim()) return finish(malformed(VENDOR, 'answered with no text'))

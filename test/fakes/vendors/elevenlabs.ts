@@ -20,6 +20,8 @@ export interface ElevenLabsStep {
   silent?: boolean
   /** …close the socket instead of answering. */
   close?: boolean
+  /** The agent has no first_message: no greeting after the start. */
+  noGreeting?: boolean
 }
 
 export async function startElevenLabsFake(apiKey: string) {
@@ -58,7 +60,7 @@ export async function startElevenLabsFake(apiKey: string) {
       messages.push(message)
       if (message.type === 'conversation_initiation_client_data') {
         ws.send(JSON.stringify({ type: 'conversation_initiation_metadata', conversation_initiation_metadata_event: { conversation_id: 'conv_1', agent_output_audio_format: 'pcm_16000', user_input_audio_format: 'pcm_16000' } }))
-        ws.send(JSON.stringify({ type: 'agent_response', agent_response_event: { agent_response: 'Hello! How can I help you today?' } }))
+        if (!step.noGreeting) ws.send(JSON.stringify({ type: 'agent_response', agent_response_event: { agent_response: 'Hello! How can I help you today?' } }))
       } else if (message.type === 'user_message') {
         if (step.silent) return
         if (step.close) return ws.close(1011, 'internal error')
@@ -77,6 +79,7 @@ export async function startElevenLabsFake(apiKey: string) {
     steps,
     received,
     connections,
+    openSockets: () => wss.clients.size,
     close: async () => {
       for (const client of wss.clients) client.terminate()
       wss.close()
