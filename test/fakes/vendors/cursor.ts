@@ -11,6 +11,8 @@ export interface CursorStep {
   agentStatus?: string
   summary?: string
   prUrl?: string
+  /** The agent reports no branch (nothing pushed). */
+  noBranch?: boolean
 }
 
 export async function startCursorFake(apiKey: string) {
@@ -22,7 +24,7 @@ export async function startCursorFake(apiKey: string) {
     name: 'Tandem task',
     status: step.agentStatus,
     source: body.source,
-    target: { branchName: 'cursor/fix-login', url: `https://cursor.com/agents?id=${id}`, ...(step.prUrl ? { prUrl: step.prUrl } : {}), autoCreatePr: false },
+    target: { ...(step.noBranch ? {} : { branchName: 'cursor/fix-login' }), url: `https://cursor.com/agents?id=${id}`, ...(step.prUrl ? { prUrl: step.prUrl } : {}), autoCreatePr: false },
     ...(step.summary ? { summary: step.summary } : {}),
     createdAt: new Date().toISOString(),
   })
