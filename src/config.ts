@@ -1,5 +1,6 @@
 // Environment → typed configuration. A bad value stops start-up with one line naming the variable.
 import { isIP } from 'node:net'
+import { parseCidr } from './runs/egress.js'
 
 export type AuthMode = 'local' | 'required'
 
@@ -27,6 +28,8 @@ export interface Config {
   corsOrigins: string[] | null
   requestTimeoutMs: number
   logLevel: string
+  /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
+  egressAllow: string[]
 }
 
 export class ConfigError extends Error {
@@ -95,6 +98,19 @@ function parseOrigins(raw: string | undefined): string[] | null {
   return origins
 }
 
+export function parseEgressAllow(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return []
+  return raw.split(',').map((entry) => {
+    const cidr = entry.trim()
+    try {
+      parseCidr(cidr)
+    } catch {
+      throw new ConfigError('TANDEM_EGRESS_ALLOW', `must be a comma-separated list of CIDRs like 127.0.0.0/8 or fd00::/8, got "${cidr}"`)
+    }
+    return cidr
+  })
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -117,5 +133,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(env.TANDEM_CORS_ORIGINS),
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
     logLevel,
+    egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
   }
 }

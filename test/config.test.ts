@@ -16,6 +16,7 @@ describe('configuration', () => {
       corsOrigins: null,
       requestTimeoutMs: 120000,
       logLevel: 'info',
+      egressAllow: [],
     })
   })
 
