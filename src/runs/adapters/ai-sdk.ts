@@ -4,7 +4,7 @@
 import { APICallError } from '@ai-sdk/provider'
 import { generateText, RetryError, type LanguageModel } from 'ai'
 import type { AdapterContext, DeliveryOutcome } from './adapter.js'
-import { errorOutcome, malformed, redact, statusOutcome } from './outcome.js'
+import { errorOutcome, isEgressDenied, malformed, redact, statusOutcome } from './outcome.js'
 import type { Prompt } from './prompt.js'
 
 function headerOf(headers: Record<string, string> | undefined, name: string): string | null {
@@ -35,6 +35,7 @@ export async function answerWithModel(
     return { kind: 'answered', output: { text: result.text } }
   } catch (thrown) {
     const error = RetryError.isInstance(thrown) ? thrown.lastError : thrown
+    if (isEgressDenied(error)) return errorOutcome(vendor, error, context)
     if (APICallError.isInstance(error) && error.statusCode !== undefined) {
       if (error.statusCode >= 200 && error.statusCode < 300) return malformed(vendor, 'answered with a malformed response')
       return statusOutcome(vendor, error.statusCode, headerOf(error.responseHeaders, 'retry-after'))

@@ -4,6 +4,7 @@
 // `agent_id`. We wait for the conversation to start and for the agent's greeting (its first_message, sent
 // unasked right after the start; at most GREETING_WAIT_MS, as an agent may have none), then send the prompt as one
 // `user_message`, answer every `ping` and take the first `agent_response` after our message.
+import { isIP } from 'node:net'
 import WebSocket from 'ws'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
 import { callJson, configString, errorOutcome, isObject, malformed, statusOutcome, traceHeaders, vendorBase } from './outcome.js'
@@ -31,7 +32,21 @@ async function conversationUrl(agent: AgentTarget, agentId: string, context: Ada
   return { url: signed }
 }
 
-function converse(url: string, text: string, context: AdapterContext): Promise<DeliveryOutcome> {
+/**
+ * net.connect skips `lookup` for an IP literal, so a literal host is put through the context's lookup first (which
+ * answers it unchanged, or refuses it): the egress guard judges it like any resolved name.
+ */
+function checkLiteralHost(url: string, context: AdapterContext): Promise<DeliveryOutcome | null> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
+  if (isIP(host) === 0) return Promise.resolve(null)
+  return new Promise((resolve) => {
+    context.lookup(host, { all: true }, (error) => resolve(error ? errorOutcome(VENDOR, error, context) : null))
+  })
+}
+
+async function converse(url: string, text: string, context: AdapterContext): Promise<DeliveryOutcome> {
+  const refused = await checkLiteralHost(url, context)
+  if (refused) return refused
   return new Promise((resolve) => {
     let settled = false
     let sent = false

@@ -1,13 +1,13 @@
-// A real AdapterContext for adapter-level tests: the global fetch (redirects never followed), dns.lookup and a
-// dispatch time-out, as the engine builds it (with the egress guard opened to 127.0.0.0/8 in tests).
-import { lookup } from 'node:dns'
-import type { LookupFunction } from 'node:net'
+// A real AdapterContext for adapter-level tests, as the engine builds it: the egress guard (opened to
+// 127.0.0.0/8, as TANDEM_EGRESS_ALLOW does in tests; `allow: []` refuses the fakes) and a dispatch time-out.
 import type { AdapterContext, AgentTarget, TaskPayload } from '../../../src/runs/adapters/adapter.js'
+import { createEgressGuard } from '../../../src/runs/egress.js'
 
-export function adapterContext(timeoutMs = 5000): AdapterContext {
+export function adapterContext(timeoutMs = 5000, allow = ['127.0.0.0/8']): AdapterContext {
+  const guard = createEgressGuard(allow)
   return {
-    fetch: (input, init) => fetch(input, { ...init, redirect: 'manual' }),
-    lookup: lookup as unknown as LookupFunction,
+    fetch: guard.fetch,
+    lookup: guard.lookup,
     signal: AbortSignal.timeout(timeoutMs),
     timeoutMs,
     traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
