@@ -22,6 +22,9 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { createJobs } from './jobs/index.js'
+import { runRoutes } from './runs/routes.js'
+import { taskResultRoutes } from './runs/task-routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,6 +71,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onClose', async () => database.close())
 
   await migrateToLatest(database)
+  // Tests give each PostgreSQL schema its own graphile-worker schema beside it.
+  const jobs = await createJobs(database, {
+    concurrency: config.workers,
+    databaseUrl: config.databaseUrl,
+    ...(database.schema ? { schema: `${database.schema}_jobs` } : {}),
+  })
+  app.addHook('onReady', async () => jobs.start(app))
+  app.addHook('preClose', async () => jobs.stop())
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
 
   app.setValidatorCompiler(validatorCompiler)
@@ -112,8 +123,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+      await api.register(runRoutes)
     },
     { prefix: '/api' },
   )
+  // Outside the API-key authentication above: a task's result is answered with the task's own token.
+  await app.register(taskResultRoutes, { prefix: '/api' })
   return app
 }

@@ -5,6 +5,8 @@ import type { StreamTable } from '../streams/store.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
 import type { CycleTable } from '../cycles/store.js'
 import type { IdempotencyKeyTable } from '../http/idempotency.js'
+import type { JobTable } from '../jobs/sqlite.js'
+import type { RunTable, RunTaskTable } from '../runs/store.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -15,4 +17,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable
   messages: MessageTable
   message_revisions: MessageRevisionTable
+  jobs: JobTable
+  runs: RunTable
+  run_tasks: RunTaskTable
 }

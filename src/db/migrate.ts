@@ -3,12 +3,16 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely'
 import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
+import * as jobs from './migrations/0015_jobs.js'
+import * as runs from './migrations/0016_runs.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
+  '0015_jobs': jobs,
+  '0016_runs': runs,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
