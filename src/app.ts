@@ -15,6 +15,10 @@ import { AppError, registerErrorHandler } from './http/problem.js'
 import { validatorCompiler } from './http/validation.js'
 import { randomUUID } from 'node:crypto'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
+import { ensureLocalPrincipal } from './principals/store.js'
+import { principalRoutes } from './principals/routes.js'
+import { credentialRoutes } from './credentials/routes.js'
+import { openVault, type Vault } from './credentials/vault.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
@@ -30,6 +34,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     database: Db
     config: Config
+    /** Seals credential secrets with the current key (see src/credentials/vault.ts). */
+    vault: Vault
   }
 }
 
@@ -51,11 +57,18 @@ export interface BuildOptions {
   connect?: ConnectOptions
   /** Replaces the drafter TANDEM_DRAFTER chooses (tests of the model-backed engine use this to set keys). */
   drafter?: Drafter
+  /** Where log lines go instead of stdout (tests search them for secrets). */
+  logStream?: { write(line: string): void }
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+    // Secrets never reach a log line: keys, and credential secrets should a body ever be logged.
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.body.secret', 'body.secret', 'request.body.secret', 'secret'],
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     // Requests are logged at debug level (see below), so that the default level costs nothing per request.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: () => randomUUID(),
@@ -66,6 +79,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const database = connect(config.databaseUrl, options.connect)
+  const vault = openVault(config)
+  app.decorate('vault', vault)
   app.decorate('database', database)
   app.decorate('config', config)
   app.addHook('onClose', async () => database.close())
@@ -80,6 +95,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onReady', async () => jobs.start(app))
   app.addHook('preClose', async () => jobs.stop())
   const defaultWorkspaceId = await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
+  await ensureLocalPrincipal(database.db, defaultWorkspaceId)
 
   app.setValidatorCompiler(validatorCompiler)
   // Only JSON bodies: without the text/plain parser any other media type is a 415.
@@ -119,7 +135,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         })
       }
       registerIdempotency(api)
+      await api.register(principalRoutes)
       await api.register(agentRoutes)
+      await api.register(credentialRoutes(vault))
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))

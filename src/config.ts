@@ -30,6 +30,10 @@ export interface Config {
   logLevel: string
   /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
   egressAllow: string[]
+  /** TANDEM_SECRET_KEY: the vault key (null: SQLite's secret.key file, or a per-process key for sqlite::memory:). */
+  secretKey: Buffer | null
+  /** TANDEM_SECRET_KEY_PREVIOUS (comma-separated): keys that still decrypt during a rotation. */
+  secretKeysPrevious: Buffer[]
   /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
   workers: number
   runs: RunsConfig
@@ -131,6 +135,27 @@ export function parseEgressAllow(raw: string | undefined): string[] {
   })
 }
 
+/** 32 bytes in base64 (standard or URL-safe alphabet). The error never quotes the value: it is a secret. */
+export function parseSecretKey(variable: string, raw: string): Buffer {
+  const text = raw.trim()
+  const key = Buffer.from(text, 'base64')
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) || key.length !== 32) {
+    throw new ConfigError(variable, `must be 32 random bytes in base64 (e.g. openssl rand -base64 32); the value given is ${/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) ? `${key.length} bytes` : 'not base64'}`)
+  }
+  return key
+}
+
+function parseSecretKeys(env: NodeJS.ProcessEnv, databaseUrl: string): Pick<Config, 'secretKey' | 'secretKeysPrevious'> {
+  const raw = env.TANDEM_SECRET_KEY
+  const secretKey = raw === undefined || raw === '' ? null : parseSecretKey('TANDEM_SECRET_KEY', raw)
+  if (!secretKey && !databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError('TANDEM_SECRET_KEY', 'is required with PostgreSQL (every instance must share the key): set 32 random bytes in base64, e.g. openssl rand -base64 32')
+  }
+  const previous = env.TANDEM_SECRET_KEY_PREVIOUS
+  const secretKeysPrevious = previous === undefined || previous.trim() === '' ? [] : previous.split(',').map((key) => parseSecretKey('TANDEM_SECRET_KEY_PREVIOUS', key))
+  return { secretKey, secretKeysPrevious }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -141,10 +166,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   }
+  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db')
   return {
     port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
     host,
-    databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db'),
+    databaseUrl,
     auth,
     drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
     drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
@@ -154,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
     logLevel,
     egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
+    ...parseSecretKeys(env, databaseUrl),
     workers: parseInteger('TANDEM_WORKERS', env.TANDEM_WORKERS ?? '8', 0, 1000),
     runs: {
       publicUrl: parsePublicUrl(env.TANDEM_PUBLIC_URL),

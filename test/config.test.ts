@@ -17,6 +17,8 @@ describe('configuration', () => {
       requestTimeoutMs: 120000,
       logLevel: 'info',
       egressAllow: [],
+      secretKey: null,
+      secretKeysPrevious: [],
       workers: 8,
       runs: { publicUrl: null, taskLeaseS: 300, taskTimeoutS: 3600, dispatchTimeoutMs: 30000, dispatchAttempts: 5, pollIntervalMs: 10000 },
     })

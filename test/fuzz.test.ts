@@ -43,6 +43,8 @@ const phase = fc.record({
   operatorPool: fc.array(fc.string({ maxLength: 10 }), { maxLength: 4 }),
 })
 const cycleBody = fc.record({ triggerName: text(30), description: text(60), phasesTemplate: fc.uniqueArray(phase, { maxLength: 5, selector: (p) => p.id.toLowerCase() }) })
+const credentialBody = fc.record({ name: fc.string({ unit: 'binary', minLength: 1, maxLength: 120 }), secret: fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }) })
+const credentialPatch = fc.record({ name: fc.string({ unit: 'binary', minLength: 1, maxLength: 120 }), secret: fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }) }, { requiredKeys: ['name'] })
 const draftBody = fc.record({ mode: fc.constantFrom('generate', 'create', 'new'), prompt: text(400) })
 
 type Json = unknown
@@ -150,6 +152,7 @@ for (const dialect of dialects()) {
       app = await build(dialect)
       const streamId = (await send(app, 'POST', '/api/streams', { name: 'fuzz' })).json().id
       const agentId = (await send(app, 'POST', '/api/agents', { name: 'Fuzz target' })).json().id
+      const credentialId = (await send(app, 'POST', '/api/credentials', { name: 'Fuzz secret', secret: 'fuzz-secret-value' })).json().id
       const messageId = (await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: { blocks: [{ type: 'rich_text', elements: [] }] } })).json().id
       targets = [
         { method: 'POST', url: '/api/agents', body: agentBody },
@@ -166,6 +169,11 @@ for (const dialect of dialects()) {
         { method: 'POST', url: `/api/cycles/streams/${streamId}/cycles/draft`, body: draftBody },
         { method: 'POST', url: `/api/cycles/streams/${streamId}/cycles`, body: cycleBody },
         { method: 'GET', url: `/api/cycles/streams/${streamId}/cycles` },
+        { method: 'POST', url: '/api/credentials', body: credentialBody },
+        { method: 'PATCH', url: `/api/credentials/${credentialId}`, body: credentialPatch },
+        { method: 'GET', url: '/api/credentials?limit=5' },
+        { method: 'GET', url: `/api/credentials/${credentialId}` },
+        { method: 'GET', url: '/api/me' },
       ]
     })
     after(() => app.close())

@@ -13,6 +13,12 @@ export type Dialect = 'sqlite' | 'postgres'
 
 const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
 
+/**
+ * The vault key of every app and server process a test starts (PostgreSQL refuses to start without one, and
+ * with SQLite it keeps secret.key files out of the temporary directory). Child processes inherit it.
+ */
+export const TEST_SECRET_KEY = (process.env.TANDEM_SECRET_KEY ??= randomBytes(32).toString('base64'))
+
 export function dialects(): Dialect[] {
   const all: Dialect[] = POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
   const only = process.env.TANDEM_TEST_DIALECT
@@ -62,7 +68,7 @@ export async function freshDatabase(dialect: Dialect, options: { ownDatabase?: b
 
 export async function build(dialect: Dialect, env: Record<string, string> = {}): Promise<FastifyInstance> {
   const database = await freshDatabase(dialect)
-  const config: Config = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env, DATABASE_URL: database.url })
+  const config: Config = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, ...env, DATABASE_URL: database.url })
   const app = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 } })
   app.addHook('onClose', async () => {
     await database.drop()

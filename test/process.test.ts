@@ -8,11 +8,12 @@ import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { TEST_SECRET_KEY } from './helpers.js'
 
 const tsx = ['--import', 'tsx']
 
 function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, [...tsx, 'src/main.ts'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...tsx, 'src/main.ts'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', TANDEM_SECRET_KEY: TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const url = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout })
     lines.on('line', (line) => {

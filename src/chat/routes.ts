@@ -108,7 +108,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403).',
         params: MessageIdParams,
         body: MessageBody,
-        response: { 200: Message, 403: Problem, 412: Problem, ...ProblemResponses },
+        response: { 200: Message, 412: Problem, ...ProblemResponses },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,7 @@
 // The database as Kysely sees it: one table interface per table, each owned by its feature's store.
-import type { ApiKeyTable, WorkspaceTable } from '../workspaces/store.js'
+import type { WorkspaceTable } from '../workspaces/store.js'
+import type { ApiKeyTable, PrincipalTable } from '../principals/store.js'
+import type { CredentialTable } from '../credentials/store.js'
 import type { AgentTable } from '../agents/store.js'
 import type { StreamTable } from '../streams/store.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
@@ -11,6 +13,8 @@ import type { RunTable, RunTaskTable } from '../runs/store.js'
 export interface Database {
   workspaces: WorkspaceTable
   api_keys: ApiKeyTable
+  principals: PrincipalTable
+  credentials: CredentialTable
   agents: AgentTable
   streams: StreamTable
   cycles: CycleTable

@@ -3,6 +3,8 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely'
 import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
+import * as principals from './migrations/0010_principals.js'
+import * as credentials from './migrations/0011_credentials.js'
 import * as jobs from './migrations/0015_jobs.js'
 import * as runs from './migrations/0016_runs.js'
 import type { Db } from './connect.js'
@@ -11,6 +13,8 @@ const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
+  '0010_principals': principals,
+  '0011_credentials': credentials,
   '0015_jobs': jobs,
   '0016_runs': runs,
 }
@@ -23,4 +27,11 @@ export async function migrateToLatest(database: Db): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/** Applies the migrations up to and including `name` (tests of a migration start from the schema before it). */
+export async function migrateTo(database: Db, name: string): Promise<void> {
+  const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
+  const { error } = await migrator.migrateTo(name)
+  if (error) throw error instanceof Error ? error : new Error(String(error))
 }

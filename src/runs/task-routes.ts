@@ -61,7 +61,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded.',
         params: TaskIdParams,
         body: TaskResultBody,
-        response: { 200: TaskAccepted, 403: Problem, ...ProblemResponses },
+        response: { 200: TaskAccepted, ...ProblemResponses },
       },
     },
     async (request) => {
