@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { AppError, notFound } from '../http/problem.js'
-import { Problem, ProblemResponses } from '../http/schemas.js'
+import { ProblemResponses } from '../http/schemas.js'
 import { findPrincipalByKey } from '../workspaces/store.js'
 import { answerProblems } from './answer.js'
 import { settleTask } from './delivery.js'
