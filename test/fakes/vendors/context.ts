@@ -1,10 +1,15 @@
 // A real AdapterContext for adapter-level tests, as the engine builds it: the egress guard (opened to
 // 127.0.0.0/8, as TANDEM_EGRESS_ALLOW does in tests; `allow: []` refuses the fakes) and a dispatch time-out.
 import type { AdapterContext, AgentTarget, TaskPayload } from '../../../src/runs/adapters/adapter.js'
-import { createEgressGuard } from '../../../src/runs/egress.js'
+import { createEgressGuard, type EgressGuard } from '../../../src/runs/egress.js'
+
+// One guard per allow list, as the service keeps one per app (its connection pool is reused).
+const guards = new Map<string, EgressGuard>()
 
 export function adapterContext(timeoutMs = 5000, allow = ['127.0.0.0/8']): AdapterContext {
-  const guard = createEgressGuard(allow)
+  const key = allow.join(',')
+  const guard = guards.get(key) ?? createEgressGuard(allow)
+  guards.set(key, guard)
   return {
     fetch: guard.fetch,
     lookup: guard.lookup,
