@@ -1,0 +1,27 @@
+// providerType `claude`: the Anthropic Messages API (`POST {base}/messages`) through the AI SDK's Anthropic
+// provider, with `system` = the agent's instructions and `x-api-key` = the credential.
+import { createAnthropic } from '@ai-sdk/anthropic'
+import type { Adapter } from './adapter.js'
+import { answerWithModel } from './ai-sdk.js'
+import { configString, maxTokens, vendorBase } from './outcome.js'
+import { buildPrompt } from './prompt.js'
+
+export const ANTHROPIC_BASE = 'https://api.anthropic.com/v1'
+const DEFAULT_MAX_TOKENS = 4096
+
+export const claudeAdapter: Adapter = {
+  providerType: 'claude',
+  unavailable(agent) {
+    if (!configString(agent, 'model')) return 'config.model is not set (e.g. "claude-sonnet-4-5").'
+    if (agent.config.maxTokens !== undefined && maxTokens(agent.config) === null) return 'config.maxTokens must be a positive integer.'
+    if (!agent.secret) return 'The agent has no credential (the Anthropic API key).'
+    return null
+  },
+  async deliver(payload, agent, context) {
+    const provider = createAnthropic({ baseURL: vendorBase(agent, ANTHROPIC_BASE), apiKey: agent.secret ?? '', fetch: context.fetch })
+    return answerWithModel('Anthropic', provider(configString(agent, 'model') as string), buildPrompt(payload), context, {
+      maxOutputTokens: maxTokens(agent.config) ?? DEFAULT_MAX_TOKENS,
+      secret: agent.secret,
+    })
+  },
+}
