@@ -22,6 +22,9 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { createMetrics } from './metrics/metrics.js'
+import { metricsRoutes } from './metrics/plugin.js'
+import { sharedRateLimitStore } from './http/rate-limit-store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -80,11 +83,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.headers({ ...SECURITY_HEADERS, 'x-request-id': request.id })
     done()
   })
-  if (config.logLevel === 'debug' || config.logLevel === 'trace') {
-    app.addHook('onResponse', async (request, reply) => {
-      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request')
+  // Access logs cost a hook on every request: registered only when asked for (or at debug level).
+  if (config.accessLog || config.logLevel === 'debug' || config.logLevel === 'trace') {
+    const level = config.accessLog ? 'info' : 'debug'
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log[level](
+        { method: request.method, url: request.url, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, peer: request.ip },
+        'request',
+      )
+      done()
     })
   }
+  await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: database.poolInUse }), host: config.host, token: config.metricsToken })
+  const sharedStore = config.redisUrl && config.rateLimit ? sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
+  if (sharedStore) app.addHook('onClose', sharedStore.close)
 
   if (config.corsOrigins) {
     await app.register(cors, { origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins, exposedHeaders: ['location', 'etag', 'x-request-id', 'idempotent-replayed', 'retry-after'] })
@@ -100,6 +112,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           max: config.rateLimit.max,
           timeWindow: config.rateLimit.windowMs,
           hook: 'onRequest',
+          ...(sharedStore ? { store: sharedStore.Store, skipOnError: true } : {}),
           keyGenerator: (request) => request.principal?.principalId ?? request.ip,
           errorResponseBuilder: (_request, context) =>
             new AppError('rate-limited', `At most ${context.max} requests per ${context.after === '1 minute' ? 'minute' : context.after}; retry in ${Math.ceil(context.ttl / 1000)} s.`, undefined, {

@@ -27,6 +27,12 @@ export interface Config {
   corsOrigins: string[] | null
   requestTimeoutMs: number
   logLevel: string
+  /** One structured log line per request, at info level; off: no per-request logging work at all. */
+  accessLog: boolean
+  /** Bearer token for /metrics on a non-loopback bind; null: /metrics is a 404 there. */
+  metricsToken: string | null
+  /** Redis for the rate limit shared by every instance; null: counted per instance. */
+  redisUrl: string | null
 }
 
 export class ConfigError extends Error {
@@ -84,6 +90,25 @@ export function parseRateLimit(raw: string): RateLimit | null {
   return { max: Number(match[1]), windowMs: WINDOWS[match[2] as string] as number }
 }
 
+function parseBoolean(variable: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'on', 'yes'].includes(raw.toLowerCase())) return true
+  if (['0', 'false', 'off', 'no'].includes(raw.toLowerCase())) return false
+  throw new ConfigError(variable, `must be on or off, got "${raw}"`)
+}
+
+function parseRedisUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null
+  if (/^rediss?:\/\//.test(raw) && URL.canParse(raw)) return raw
+  throw new ConfigError('TANDEM_REDIS_URL', 'must be redis://host:port[/db] or rediss://…')
+}
+
+function parseToken(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null
+  if (raw.length < 16 || /\s/.test(raw)) throw new ConfigError('TANDEM_METRICS_TOKEN', 'must be at least 16 characters without spaces')
+  return raw
+}
+
 function parseOrigins(raw: string | undefined): string[] | null {
   if (raw === undefined || raw.trim() === '') return null
   const origins = raw.split(',').map((o) => o.trim())
@@ -117,5 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(env.TANDEM_CORS_ORIGINS),
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
     logLevel,
+    accessLog: parseBoolean('TANDEM_ACCESS_LOG', env.TANDEM_ACCESS_LOG, false),
+    metricsToken: parseToken(env.TANDEM_METRICS_TOKEN),
+    redisUrl: parseRedisUrl(env.TANDEM_REDIS_URL),
   }
 }
