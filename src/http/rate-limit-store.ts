@@ -18,6 +18,8 @@ type RedisStoreCtor = new (continueExceeding: boolean, exponentialBackoff: boole
 const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as RedisStoreCtor
 
 const COMMAND_TIMEOUT_MS = 250
+// At start-up, wait this long for Redis before serving (uncounted) without it.
+const CONNECT_WAIT_MS = 2000
 // One log line per outage, not one per request.
 const LOG_EVERY_MS = 10_000
 
@@ -26,14 +28,14 @@ export interface SharedStore {
   close(): Promise<void>
 }
 
-export function sharedRateLimitStore(url: string, log: FastifyBaseLogger, metrics: Metrics): SharedStore {
+export async function sharedRateLimitStore(url: string, log: FastifyBaseLogger, metrics: Metrics): Promise<SharedStore> {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: COMMAND_TIMEOUT_MS,
     // Keep trying to come back, at most every 2 s, without holding any request meanwhile.
     retryStrategy: (times) => Math.min(times * 200, 2000),
-    lazyConnect: false,
+    lazyConnect: true,
   })
   let lastLogged = 0
   const failed = (error: Error) => {
@@ -45,6 +47,18 @@ export function sharedRateLimitStore(url: string, log: FastifyBaseLogger, metric
   }
   // ioredis reports connection trouble as events; the checks report their own failures below.
   redis.on('error', () => {})
+  let waited: NodeJS.Timeout | undefined
+  const connected = await Promise.race([
+    redis.connect().then(
+      () => true,
+      () => false,
+    ),
+    new Promise<boolean>((resolve) => {
+      waited = setTimeout(() => resolve(false), CONNECT_WAIT_MS)
+    }),
+  ])
+  clearTimeout(waited)
+  if (!connected) log.warn('rate limit store (Redis) unreachable at start-up: requests are let through uncounted until it answers')
 
   const wrap = (inner: RedisStoreLike): FastifyRateLimitStore => ({
     incr(key, callback, ...rest: unknown[]) {

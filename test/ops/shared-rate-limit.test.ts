@@ -43,11 +43,12 @@ for (const dialect of dialects()) {
   describe(`rate limit shared through Redis (${dialect})`, () => {
     let database: TestDatabase
     let redis: ChildProcess
+    let port: number
     let instances: FastifyInstance[]
     let auth: Record<string, string>
 
     before(async () => {
-      const port = await freePort()
+      port = await freePort()
       redis = await startRedis(port)
       database = await freshDatabase(dialect)
       const env = { LOG_LEVEL: 'silent', TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '10/minute', TANDEM_REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: database.url }
@@ -88,6 +89,30 @@ for (const dialect of dialects()) {
         assert.equal(res.statusCode, 200, 'the API stays up although the budget was spent')
       }
       assert.equal(await metricValue(instances[0]!, 'tandem_rate_limit_store_errors_total'), before + 5)
+    })
+
+    it('counts in Redis again once it is back', async () => {
+      redis = await startRedis(port)
+      // ioredis reconnects on its own (at most every 2 s); until then requests pass uncounted. Probe each
+      // instance until a request of its own is counted (its error counter stands still).
+      let counted = 0
+      for (const app of instances) {
+        for (let attempt = 0; ; attempt++) {
+          assert.ok(attempt < 40, 'the instance reconnected to Redis')
+          const before = await metricValue(app, 'tandem_rate_limit_store_errors_total')
+          assert.equal((await send(app, 'GET', '/api/agents', undefined, auth)).statusCode, 200)
+          if ((await metricValue(app, 'tandem_rate_limit_store_errors_total')) === before) {
+            counted++
+            break
+          }
+          await sleep(250)
+        }
+      }
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) {
+        for (const app of instances) statuses.push((await send(app, 'GET', '/api/agents', undefined, auth)).statusCode)
+      }
+      assert.equal(statuses.filter((s) => s === 200).length, 10 - counted, statuses.join(','))
     })
   })
 }
