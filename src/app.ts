@@ -37,6 +37,9 @@ import { startRetention } from './events/retention.js'
 import { createJobs } from './jobs/index.js'
 import { runRoutes } from './runs/routes.js'
 import { taskResultRoutes } from './runs/task-routes.js'
+import { createMetrics } from './metrics/metrics.js'
+import { metricsRoutes } from './metrics/plugin.js'
+import { sharedRateLimitStore } from './http/rate-limit-store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -133,11 +136,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onClose', async () => events.close())
   const retention = startRetention(app.database.db, config.eventRetentionDays, app.log)
   app.addHook('onClose', async () => retention.stop())
-  if (config.logLevel === 'debug' || config.logLevel === 'trace') {
-    app.addHook('onResponse', async (request, reply) => {
-      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request')
+  // Access logs cost a hook on every request: registered only when asked for (or at debug level).
+  if (config.accessLog || config.logLevel === 'debug' || config.logLevel === 'trace') {
+    const level = config.accessLog ? 'info' : 'debug'
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log[level](
+        { method: request.method, url: request.url, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, peer: request.ip },
+        'request',
+      )
+      done()
     })
   }
+  await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), host: config.host, token: config.metricsToken })
+  const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
+  if (sharedStore) app.addHook('onClose', sharedStore.close)
 
   if (config.corsOrigins) {
     await app.register(cors, {
@@ -152,7 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (api) => {
       // Before authentication: the per-peer budget refuses a key guesser before its keys are looked up.
-      if (config.rateLimit || config.peerRateLimit) await api.register(rateLimits, { perKey: config.rateLimit, perPeer: config.peerRateLimit })
+      if (config.rateLimit || config.peerRateLimit) await api.register(rateLimits, { perKey: config.rateLimit, perPeer: config.peerRateLimit, store: sharedStore?.Store })
       await api.register(authentication, { mode: config.auth, defaultWorkspaceId })
       // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
       await api.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })

@@ -51,6 +51,12 @@ export interface Config {
   secretKey: Buffer | null
   /** TANDEM_SECRET_KEY_PREVIOUS (comma-separated): keys that still decrypt during a rotation. */
   secretKeysPrevious: Buffer[]
+  /** One structured log line per request, at info level; off: no per-request logging work at all. */
+  accessLog: boolean
+  /** Bearer token for /metrics on a non-loopback bind; null: /metrics is a 404 there. */
+  metricsToken: string | null
+  /** Redis for the rate limit shared by every instance; null: counted per instance. */
+  redisUrl: string | null
 }
 
 /** The run engine's settings (README "Runs"). */
@@ -137,6 +143,25 @@ function parsePublicUrl(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null
   if (!/^https?:\/\//.test(raw) || !URL.canParse(raw)) throw new ConfigError('TANDEM_PUBLIC_URL', `must be an absolute http or https URL, got "${raw}"`)
   return raw.replace(/\/+$/, '')
+}
+
+function parseBoolean(variable: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'on', 'yes'].includes(raw.toLowerCase())) return true
+  if (['0', 'false', 'off', 'no'].includes(raw.toLowerCase())) return false
+  throw new ConfigError(variable, `must be on or off, got "${raw}"`)
+}
+
+function parseRedisUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null
+  if (/^rediss?:\/\//.test(raw) && URL.canParse(raw)) return raw
+  throw new ConfigError('TANDEM_REDIS_URL', 'must be redis://host:port[/db] or rediss://…')
+}
+
+function parseToken(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null
+  if (raw.length < 16 || /\s/.test(raw)) throw new ConfigError('TANDEM_METRICS_TOKEN', 'must be at least 16 characters without spaces')
+  return raw
 }
 
 function parseOrigins(raw: string | undefined): string[] | null {
@@ -242,5 +267,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
     ...parseSecretKeys(env, databaseUrl),
+    accessLog: parseBoolean('TANDEM_ACCESS_LOG', env.TANDEM_ACCESS_LOG, false),
+    metricsToken: parseToken(env.TANDEM_METRICS_TOKEN),
+    redisUrl: parseRedisUrl(env.TANDEM_REDIS_URL),
   }
 }

@@ -13,6 +13,8 @@ export interface Db {
   dialect: DialectName
   /** PostgreSQL only: the schema worked in, when not the default search path. */
   schema?: string
+  /** PostgreSQL only: connections checked out of the pool now. */
+  poolInUse?: () => number
   close(): Promise<void>
 }
 
@@ -67,7 +69,7 @@ function openPostgres(url: string, options: ConnectOptions): Db {
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', schema: options.schema, close: once(() => db.destroy()) }
+  return { db, dialect: 'postgres', schema: options.schema, poolInUse: () => pool.totalCount - pool.idleCount, close: once(() => db.destroy()) }
 }
 
 export function connect(url: string, options: ConnectOptions = {}): Db {

@@ -4,9 +4,11 @@
 // - per API key's principal (TANDEM_RATE_LIMIT): the plugin's per-route hook, which runs after the context's
 //   hooks (authentication among them), so the principal is known.
 // Past either budget the request is a 429 problem with Retry-After.
+// With TANDEM_REDIS_URL the counts live in Redis (see rate-limit-store.ts), shared by every instance; a check
+// Redis cannot answer lets the request through (fail open).
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { RateLimit } from '../config.js'
 import { AppError } from './problem.js'
 
@@ -17,8 +19,9 @@ function rateLimited(max: number, after: string, ttlMs: number): AppError {
   return new AppError('rate-limited', `At most ${max} requests per ${after === '1 minute' ? 'minute' : after}; retry in ${seconds} s.`, undefined, { 'retry-after': String(seconds) })
 }
 
-async function limits(app: FastifyInstance, options: { perKey: RateLimit | null; perPeer: RateLimit | null }): Promise<void> {
+async function limits(app: FastifyInstance, options: { perKey: RateLimit | null; perPeer: RateLimit | null; store?: FastifyRateLimitStoreCtor }): Promise<void> {
   await app.register(rateLimit, {
+    ...(options.store ? { store: options.store, skipOnError: true } : {}),
     global: options.perKey !== null,
     max: options.perKey?.max ?? 1,
     timeWindow: options.perKey?.windowMs ?? 1000,

@@ -1,0 +1,40 @@
+// W3C Trace Context (`traceparent`), so that a trace started by a client (or by us) follows the work a request
+// causes into the calls we make: agent deliveries and webhook deliveries carry a child of the request's context.
+// The header is four dash-separated hex fields; parsing it needs no library.
+import { randomBytes } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
+const ZERO_TRACE = '0'.repeat(32)
+const ZERO_SPAN = '0'.repeat(16)
+
+export interface TraceContext {
+  traceId: string
+  spanId: string
+  flags: string
+}
+
+/** The incoming context, or null when absent or invalid (the spec says to start a new trace then). */
+export function parseTraceparent(header: string | undefined): TraceContext | null {
+  if (header === undefined) return null
+  const match = TRACEPARENT.exec(header.trim().toLowerCase())
+  if (!match) return null
+  const [, version, traceId, spanId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined]
+  // Version ff is invalid; version 00 has exactly four fields; a later version may append more.
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return null
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return null
+  return { traceId, spanId, flags }
+}
+
+/** A `traceparent` for a call made on behalf of `parent` (same trace, a new span), or of a new trace. */
+export function childTraceparent(parent: TraceContext | null): string {
+  const traceId = parent?.traceId ?? randomBytes(16).toString('hex')
+  const flags = parent?.flags ?? '01'
+  return `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}`
+}
+
+/** The traceparent to store with work a request creates (a task, a webhook delivery). */
+export function traceparentFor(request: FastifyRequest): string {
+  const header = request.headers.traceparent
+  return childTraceparent(parseTraceparent(typeof header === 'string' ? header : undefined))
+}
