@@ -82,7 +82,7 @@ export const TriggerResult = Type.Object({ runs: Type.Array(Run) }, { $id: 'Trig
 export const RunIdParams = Type.Object({ runId: Uuid }, { additionalProperties: false })
 export const DecisionParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
 export const TriggerParams = Type.Object(
-  { streamId: Uuid, triggerName: Type.String({ minLength: 1, maxLength: 200 }) },
+  { streamId: Uuid, triggerName: Type.String({ minLength: 1, maxLength: 100, description: 'at most 100 characters (longer paths are a 414)' }) },
   { additionalProperties: false },
 )
 
