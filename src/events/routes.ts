@@ -22,7 +22,7 @@ export const EventsQuery = Type.Object(
   { additionalProperties: false },
 )
 
-const EventPage = Type.Object({ ...Page(StreamEvent).properties }, { $id: 'StreamEventPage' })
+const EventPage = Type.Object({ ...Page(StreamEvent).properties }, { title: 'StreamEventPage' })
 
 function badPosition(pointer: string, detail: string): AppError {
   return new AppError('validation-error', 'The request has 1 problem; see errors.', [{ pointer, detail }])

@@ -16,6 +16,6 @@ export const StreamEvent = Type.Object(
     createdAt: Timestamp,
     data: Type.Unknown({ description: 'the message, cycle or run as GET returns it' }),
   },
-  { $id: 'StreamEvent', additionalProperties: false },
+  { title: 'StreamEvent', additionalProperties: false },
 )
 export type StreamEvent = Omit<Static<typeof StreamEvent>, 'type'> & { type: EventType }

@@ -17,7 +17,7 @@ const JsonObject = Type.Object({}, { additionalProperties: true, description: 'a
 
 export const RunProblem = Type.Object(
   { type: Type.String(), title: Type.String(), status: Type.Integer(), detail: Type.String() },
-  { $id: 'RunProblem', description: 'why a phase or run failed (RFC 9457 problem details)' },
+  { title: 'RunProblem', description: 'why a phase or run failed (RFC 9457 problem details)' },
 )
 export type RunProblem = Static<typeof RunProblem>
 
@@ -29,7 +29,7 @@ export const Decision = Type.Object(
     handle: Nullable(Type.String()),
     at: Timestamp,
   },
-  { $id: 'RunDecision' },
+  { title: 'RunDecision' },
 )
 
 export const PhaseRun = Type.Object(
@@ -51,7 +51,7 @@ export const PhaseRun = Type.Object(
     startedAt: Nullable(Timestamp),
     finishedAt: Nullable(Timestamp),
   },
-  { $id: 'PhaseRun' },
+  { title: 'PhaseRun' },
 )
 export type PhaseRun = Static<typeof PhaseRun>
 
@@ -70,14 +70,14 @@ export const Run = Type.Object(
     error: Nullable(RunProblem),
     phases: Type.Array(PhaseRun),
   },
-  { $id: 'Run' },
+  { title: 'Run' },
 )
 export type Run = Static<typeof Run>
 
 export const StartRunBody = Type.Object({ input: Type.Optional(JsonObject) }, { additionalProperties: false })
 export type StartRunBody = Static<typeof StartRunBody>
 
-export const TriggerResult = Type.Object({ runs: Type.Array(Run) }, { $id: 'TriggerResult' })
+export const TriggerResult = Type.Object({ runs: Type.Array(Run) }, { title: 'TriggerResult' })
 
 export const RunIdParams = Type.Object({ runId: Uuid }, { additionalProperties: false })
 export const DecisionParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
@@ -122,7 +122,7 @@ export const TaskResultBody = Type.Object(
 )
 export type TaskResultBody = Static<typeof TaskResultBody>
 
-export const TaskAccepted = Type.Object({ accepted: Type.Literal(true) }, { $id: 'TaskAccepted' })
+export const TaskAccepted = Type.Object({ accepted: Type.Literal(true) }, { title: 'TaskAccepted' })
 
 export const ClaimBody = Type.Object(
   { waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })) },
@@ -144,5 +144,5 @@ export const TaskPayloadSchema = Type.Object(
     messages: Type.Array(Type.Object({ id: Uuid, authorId: Type.String(), authorType: StringEnum(['principal', 'agent']), text: Type.String(), createdAt: Timestamp })),
     result: Type.Object({ url: Type.String(), token: Type.String() }),
   },
-  { $id: 'TaskPayload' },
+  { title: 'TaskPayload' },
 )

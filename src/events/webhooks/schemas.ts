@@ -43,13 +43,13 @@ export const Webhook = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
-  { $id: 'Webhook' },
+  { title: 'Webhook' },
 )
 export type Webhook = Static<typeof Webhook>
 
 export const WebhookWithSecret = Type.Object(
   { ...Webhook.properties, secret: Type.String({ description: 'whsec_…: the signing secret, shown only in this response' }) },
-  { $id: 'WebhookWithSecret' },
+  { title: 'WebhookWithSecret' },
 )
 export type WebhookWithSecret = Static<typeof WebhookWithSecret>
 
@@ -68,7 +68,7 @@ export const WebhookDelivery = Type.Object(
     nextAttemptAt: Nullable(Timestamp),
     createdAt: Timestamp,
   },
-  { $id: 'WebhookDelivery' },
+  { title: 'WebhookDelivery' },
 )
 export type WebhookDelivery = Static<typeof WebhookDelivery>
 
