@@ -16,7 +16,7 @@ export const MAX_TEMPLATE_ID_LENGTH = 256
 // The size bound is a keyword of our validator (src/http/validation.ts): JSON Schema cannot say it.
 const Config = Type.Object({}, {
   additionalProperties: true,
-  maxSerializedBytes: MAX_CONFIG_BYTES,
+  'x-max-serialized-bytes': MAX_CONFIG_BYTES,
   description: `Free-form object, stored as sent; at most ${MAX_CONFIG_BYTES} bytes as JSON (UTF-8)`,
 })
 const Tools = Type.Array(Type.String({ maxLength: MAX_TOOL_NAME_LENGTH }), { maxItems: 50 })

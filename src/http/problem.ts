@@ -103,7 +103,7 @@ function describe(error: ErrorObject): { pointer: string; detail: string } {
       return { pointer: at, detail: `must have at most ${error.params.limit} items` }
     case 'minProperties':
       return { pointer: at, detail: `must have at least ${error.params.limit} propert${error.params.limit === 1 ? 'y' : 'ies'}` }
-    case 'maxSerializedBytes':
+    case 'x-max-serialized-bytes':
       return { pointer: at, detail: `must be at most ${error.schema} bytes when written as JSON (UTF-8)` }
     case 'type':
       return { pointer: at, detail: `must be ${[error.params.type].flat().join(' or ')}` }

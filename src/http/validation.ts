@@ -21,7 +21,7 @@ function makeAjv(options: Options): Ajv {
   addFormats(ajv, { mode: 'full' })
   // A size bound on free-form JSON (an agent's config): its UTF-8 bytes as JSON.stringify writes them.
   ajv.addKeyword({
-    keyword: 'maxSerializedBytes',
+    keyword: 'x-max-serialized-bytes',
     schemaType: 'number',
     validate: (limit: number, data: unknown) => Buffer.byteLength(JSON.stringify(data) ?? '') <= limit,
   })

@@ -74,7 +74,7 @@ export const Run = Type.Object(
 )
 export type Run = Static<typeof Run>
 
-export const StartRunBody = Type.Object({ input: Type.Optional(JsonObject) }, { additionalProperties: false })
+export const StartRunBody = Type.Object({ input: Type.Optional(JsonObject) }, { additionalProperties: false, title: 'StartRun' })
 export type StartRunBody = Static<typeof StartRunBody>
 
 export const TriggerResult = Type.Object({ runs: Type.Array(Run) }, { title: 'TriggerResult' })
@@ -100,7 +100,7 @@ export const DecisionBody = Type.Object(
     decision: StringEnum(['approve', 'revise', 'reject']),
     note: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Decision' },
 )
 export type DecisionBody = Static<typeof DecisionBody>
 
@@ -118,7 +118,7 @@ export const TaskResultBody = Type.Object(
     ),
     error: Type.Optional(Type.Object({ detail: Type.String({ minLength: 1, maxLength: MAX_DETAIL_LENGTH }) }, { additionalProperties: false })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'TaskResult' },
 )
 export type TaskResultBody = Static<typeof TaskResultBody>
 
@@ -126,7 +126,7 @@ export const TaskAccepted = Type.Object({ accepted: Type.Literal(true) }, { titl
 
 export const ClaimBody = Type.Object(
   { waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ClaimTask' },
 )
 
 const Free = Type.Object({}, { additionalProperties: true })

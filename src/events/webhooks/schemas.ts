@@ -21,13 +21,13 @@ const Description = Nullable(Type.String({ maxLength: 500 }))
 
 export const CreateWebhookBody = Type.Object(
   { url: Url, events: Events, streamId: Type.Optional(Nullable(Uuid)), description: Type.Optional(Description) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateWebhook' },
 )
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>
 
 export const UpdateWebhookBody = Type.Object(
   { url: Type.Optional(Url), events: Type.Optional(Events), enabled: Type.Optional(Type.Boolean()), description: Type.Optional(Description) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateWebhook' },
 )
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>
 
