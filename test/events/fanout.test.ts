@@ -79,7 +79,7 @@ if (dialects().includes('postgres')) {
     before(async () => {
       const database = await freshDatabase('postgres')
       drop = database.drop
-      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_AUTH: 'local', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url })
+      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_AUTH: 'local', TANDEM_SECRET_KEY: TEST_SECRET_KEY, TANDEM_WORKERS: '0', DATABASE_URL: database.url })
       one = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 } })
       two = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 } })
       await one.listen({ port: 0, host: '127.0.0.1' })
