@@ -16,7 +16,7 @@ for (const dialect of dialects()) {
     let urls: string[]
     before(async () => {
       database = await freshDatabase(dialect)
-      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url })
+      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, TANDEM_WORKERS: '0', DATABASE_URL: database.url })
       instances = [await buildApp(config, { connect: { schema: database.schema } }), await buildApp(config, { connect: { schema: database.schema } })]
       urls = await Promise.all(instances.map((app) => app.listen({ port: 0, host: '127.0.0.1' })))
     })

@@ -103,7 +103,16 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
   }
   const schema = options.schema ?? 'graphile_worker'
   // Migrate even on an HTTP-only instance: add_job must exist for its transactions.
-  await runMigrations({ connectionString: options.databaseUrl, schema, logger: new WorkerLogger(() => () => {}) })
+  // Instances starting at once on a fresh database race in graphile-worker's installation: the loser retries.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await runMigrations({ connectionString: options.databaseUrl, schema, logger: new WorkerLogger(() => () => {}) })
+      break
+    } catch (error) {
+      if (attempt >= 5) throw error
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt))
+    }
+  }
   runtimes.set(adapter, { kind: 'postgres', schema })
   let runner: Runner | undefined
   return {
@@ -126,8 +135,13 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
       })
     },
     async stop() {
-      await runner?.stop()
+      const stopping = runner
       runner = undefined
+      // graphile-worker stops its runner itself when another worker migrates the database (its LISTEN channels
+      // are database-wide); stopping it again is then an error to ignore, not a failed shutdown.
+      await stopping?.stop().catch((error: Error) => {
+        if (!/already stopped/i.test(error.message)) throw error
+      })
     },
   }
 }

@@ -27,7 +27,7 @@ for (const dialect of dialects()) {
     const logLines: string[] = []
     before(async () => {
       database = await freshDatabase(dialect)
-      const config = loadConfig({ LOG_LEVEL: 'trace', TANDEM_AUTH: 'required', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url })
+      const config = loadConfig({ LOG_LEVEL: 'trace', TANDEM_AUTH: 'required', TANDEM_SECRET_KEY: TEST_SECRET_KEY, TANDEM_WORKERS: '0', DATABASE_URL: database.url })
       app = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 }, logStream: { write: (line: string) => void logLines.push(line) } })
       await app.ready()
     })

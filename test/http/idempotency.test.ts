@@ -132,7 +132,7 @@ for (const dialect of dialects()) {
 
     it('replays survive a restart', async () => {
       const database = await freshDatabase(dialect)
-      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url })
+      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, TANDEM_WORKERS: '0', DATABASE_URL: database.url })
       try {
         const first = await buildApp(config, { connect: { schema: database.schema } })
         const created = await send(first, 'POST', '/api/agents', { name: 'Durable' }, key('durable'))

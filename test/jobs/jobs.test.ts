@@ -28,6 +28,9 @@ async function waitFor(check: () => boolean, ms = 10000): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+// graphile-worker's runner resolves stop() a moment before its pool's last connections are gone; dropping the
+// database under them would end them with an error.
+const settle = () => sleep(500)
 
 for (const dialect of dialects()) {
   describe(`jobs (${dialect})`, () => {
@@ -63,6 +66,7 @@ for (const dialect of dialects()) {
         assert.equal(seen.get(removed), undefined)
       } finally {
         await app.close()
+        await settle()
         await database.drop()
       }
     })
@@ -79,6 +83,7 @@ for (const dialect of dialects()) {
         assert.deepEqual(seen.get(tag), [{ value: 7, attempt: 2 }])
       } finally {
         await app.close()
+        await settle()
         await database.drop()
       }
     })
@@ -102,6 +107,7 @@ for (const dialect of dialects()) {
           await busy.close()
         }
       } finally {
+        await settle()
         await database.drop()
       }
     })
