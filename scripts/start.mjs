@@ -17,4 +17,6 @@ if (!existsSync(entry) || newestMtime('src') > statSync(entry).mtimeMs) {
   const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
   if (build.status !== 0) process.exit(build.status ?? 1)
 }
+// The console (web/ → web/dist), rebuilt only when its sources are newer: scripts/build-web.mjs.
+if ((await import('./build-web.mjs')).buildWeb() !== 0) process.exit(1)
 await import('../dist/main.js')

@@ -22,6 +22,7 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { consoleRoutes } from './console/routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -115,5 +116,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: '/api' },
   )
+  await app.register(consoleRoutes)
   return app
 }
