@@ -40,15 +40,17 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
     reply.header('content-security-policy', CONSOLE_CSP)
     return payload
   })
-  // Vite names every file under assets/ by its content hash, so a changed file is a new URL.
-  await app.register(fastifyStatic, { root: `${root}/assets`, prefix: '/assets/', maxAge: '365d', immutable: true, index: false })
+  // Vite names every file under assets/ by its content hash, so a changed file is a new URL. One route per
+  // file (no wildcard): an unknown asset is the API's ordinary 404 problem.
+  await app.register(fastifyStatic, { root: `${root}/assets`, prefix: '/assets/', maxAge: '365d', immutable: true, index: false, wildcard: false })
 
-  const sendIndex = (reply: FastifyReply) => reply.header('cache-control', 'no-cache').sendFile('index.html', root, { maxAge: 0, immutable: false })
+  const revalidated = (reply: FastifyReply, file: string) => reply.header('cache-control', 'no-cache').sendFile(file, root, { cacheControl: false })
+  const sendIndex = (reply: FastifyReply) => revalidated(reply, 'index.html')
   for (const url of SPA_ROUTES) app.get(url, { schema: { hide: true } }, (_request, reply) => sendIndex(reply))
   // Files Vite copies from web/public (the icon): not hashed, so revalidated.
   for (const entry of readdirSync(root, { withFileTypes: true })) {
     if (entry.isFile() && entry.name !== 'index.html') {
-      app.get(`/${entry.name}`, { schema: { hide: true } }, (_request, reply) => reply.header('cache-control', 'no-cache').sendFile(entry.name, root, { maxAge: 0, immutable: false }))
+      app.get(`/${entry.name}`, { schema: { hide: true } }, (_request, reply) => revalidated(reply, entry.name))
     }
   }
 }
