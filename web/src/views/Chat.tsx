@@ -77,7 +77,7 @@ function MessageItem({ message }: { message: Message }) {
           <button type="button" aria-expanded={history} onClick={() => setHistory(!history)}>Earlier versions</button>
         ) : null}
       </div>
-      {history ? <Revisions id={message.id} /> : null}
+      {history ? <Revisions id={message.id} revision={message.revision} /> : null}
     </li>
   )
 }
@@ -129,9 +129,9 @@ function EditForm({ message, onDone }: { message: Message; onDone: () => void })
   )
 }
 
-function Revisions({ id }: { id: string }) {
+function Revisions({ id, revision }: { id: string; revision: number }) {
   const revisions = useQuery({
-    queryKey: ['revisions', id],
+    queryKey: ['revisions', id, revision],
     queryFn: () => allPages((cursor) => unwrap(api.GET('/api/chat/messages/{id}/revisions', { params: { path: { id }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
   })
   if (revisions.isPending) return <Loading />
