@@ -52,7 +52,7 @@ async function openPage(browser: Browser, base: string) {
 async function assertAccessible(page: Page, where: string) {
   await page.evaluate(AXE_SOURCE)
   const violations = await page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] })
+    const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] })
     return result.violations
       .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
       .map((v: any) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`)
@@ -91,8 +91,8 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('heading', { name: 'Streams' }).waitFor()
         await assertAccessible(page, 'streams (empty)')
         const name = page.getByRole('textbox', { name: 'Stream name' })
-        for (let i = 0; i < 30 && !(await name.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('Tab')
-        assert.ok(await name.evaluate((el) => el === document.activeElement), 'Stream name reachable with Tab')
+        for (let i = 0; i < 30 && !(await name.evaluate((el) => el === (globalThis as any).document.activeElement)); i++) await page.keyboard.press('Tab')
+        assert.ok(await name.evaluate((el) => el === (globalThis as any).document.activeElement), 'Stream name reachable with Tab')
         await page.keyboard.type('Operations')
         await page.keyboard.press('Enter')
         await page.getByRole('link', { name: 'Operations' }).waitFor(WAIT)
@@ -284,7 +284,7 @@ test('the console in Chromium', async (t) => {
       await input.fill(key)
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('heading', { name: 'Streams' }).waitFor(WAIT)
-      assert.equal(await page.evaluate(() => sessionStorage.getItem('tandem.apiKey')), key)
+      assert.equal(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('tandem.apiKey')), key)
       await page.getByRole('textbox', { name: 'Stream name' }).fill('With a key')
       await page.getByRole('button', { name: 'Create stream' }).click()
       await page.getByRole('link', { name: 'With a key' }).waitFor(WAIT)
@@ -292,7 +292,7 @@ test('the console in Chromium', async (t) => {
       await page.getByRole('link', { name: 'With a key' }).waitFor(WAIT)
       await page.getByRole('button', { name: 'Sign out' }).click()
       await page.getByLabel('API key').waitFor(WAIT)
-      assert.equal(await page.evaluate(() => sessionStorage.getItem('tandem.apiKey')), null)
+      assert.equal(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('tandem.apiKey')), null)
       assert.deepEqual(problems, [])
     })
   })
