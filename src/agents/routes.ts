@@ -22,8 +22,12 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const agent = await insertAgent(db, request.principal.workspaceId, request.body)
-      return reply.code(201).header('location', `/api/agents/${agent.id}`).send(agent)
+      const agent = await reply.withTransaction(async (trx) => {
+        const agent = await insertAgent(trx, request.principal.workspaceId, request.body)
+        reply.code(201).header('location', `/api/agents/${agent.id}`)
+        return agent
+      })
+      return reply.send(agent)
     },
   )
 
@@ -43,7 +47,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/agents/:id',
     { schema: { tags: ['agents'], summary: 'Read an agent', params: IdParams, response: { 200: Agent, ...ProblemResponses } } },
     async (request) => {
-      const agent = await findAgent(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      const agent = await findAgent(db, request.principal.workspaceId, request.params.id)
       if (!agent) throw notFound('Agent')
       return agent
     },
@@ -62,7 +66,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const agent = await updateAgent(db, request.principal.workspaceId, request.params.id.toLowerCase(), request.body)
+      const agent = await updateAgent(db, request.principal.workspaceId, request.params.id, request.body)
       if (!agent) throw notFound('Agent')
       return agent
     },
@@ -72,7 +76,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/agents/:id',
     { schema: { tags: ['agents'], summary: 'Delete an agent', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } } },
     async (request, reply) => {
-      const deleted = await deleteAgent(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      const deleted = await deleteAgent(db, request.principal.workspaceId, request.params.id)
       if (!deleted) throw notFound('Agent')
       return reply.code(204).send(null)
     },

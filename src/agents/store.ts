@@ -2,26 +2,10 @@
 import type { Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
+import type { AgentTable } from './agents.table.js'
 import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 
-export interface AgentTable {
-  id: string
-  workspace_id: string
-  provider_type: string
-  auth_mode: string | null
-  name: string
-  avatar_asset_id: string | null
-  credential_id: string | null
-  config: string
-  instructions: string | null
-  template_id: string | null
-  streaming: number
-  tools: string
-  endpoint_url: string | null
-  created_at: string
-  updated_at: string
-}
 
 type AgentRow = Selectable<AgentTable>
 

@@ -61,9 +61,13 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { workspaceId, principalId } = request.principal
       checkTextLength(request.body.content)
-      const stream = await requireStream(db, workspaceId, request.params.streamId)
-      const message = await insertMessage(db, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content })
-      return reply.code(201).header('location', `/api/chat/messages/${message.id}`).header('etag', etagOf(message)).send(message)
+      const message = await reply.withTransaction(async (trx) => {
+        const stream = await requireStream(trx, workspaceId, request.params.streamId)
+        const message = await insertMessage(trx, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content })
+        reply.code(201).header('location', `/api/chat/messages/${message.id}`).header('etag', etagOf(message))
+        return message
+      })
+      return reply.send(message)
     },
   )
 
@@ -91,7 +95,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/chat/messages/:id',
     { schema: { tags: ['chat'], summary: 'Read a message (with ETag)', params: MessageIdParams, response: { 200: Message, ...ProblemResponses } } },
     async (request, reply) => {
-      const message = await findMessage(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      const message = await findMessage(db, request.principal.workspaceId, request.params.id)
       if (!message) throw notFound('Message')
       return reply.header('etag', etagOf(message)).send(message)
     },
@@ -115,7 +119,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { workspaceId, principalId, role } = request.principal
       checkTextLength(request.body.content)
       const outcome = await editMessage(db, {
-        id: request.params.id.toLowerCase(),
+        id: request.params.id,
         workspaceId,
         principalId,
         isAdmin: role === 'admin',
@@ -142,7 +146,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const message = await findMessage(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      const message = await findMessage(db, request.principal.workspaceId, request.params.id)
       if (!message) throw notFound('Message')
       const limit = request.query.limit ?? 50
       const after = decodeCursor(request.query.cursor, (key) => /^[1-9]\d{0,9}$/.test(key))
@@ -169,7 +173,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const message = await findMessage(db, request.principal.workspaceId, request.params.id.toLowerCase())
+      const message = await findMessage(db, request.principal.workspaceId, request.params.id)
       if (!message) throw notFound('Message')
       const rendering = RENDERINGS[request.query.format ?? 'html']
       return reply

@@ -3,29 +3,12 @@
 import type { Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
+import type { MessageTable } from './chat.table.js'
 import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
 import { renderText } from './richtext.js'
 
-export interface MessageTable {
-  id: string
-  workspace_id: string
-  stream_id: string
-  author_id: string
-  content: string
-  text: string
-  revision: number
-  created_at: string
-  edited_at: string | null
-}
 
-export interface MessageRevisionTable {
-  message_id: string
-  revision: number
-  content: string
-  text: string
-  created_at: string
-}
 
 type MessageRow = Selectable<MessageTable>
 

@@ -58,22 +58,26 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
       },
       async (request, reply) => {
         const { workspaceId } = request.principal
-        const stream = await requireStream(db, workspaceId, request.params.streamId)
-        const referenced = [...new Set(request.body.phasesTemplate.map((p) => p.agentId.toLowerCase()).filter((id) => id !== NIL_UUID))]
-        const known = new Set(await existingAgentIds(db, workspaceId, referenced))
-        const phases = request.body.phasesTemplate.map((p) => ({ ...p, id: p.id.toLowerCase(), agentId: p.agentId.toLowerCase() }))
-        const errors: FieldError[] = []
-        const seen = new Set<string>()
-        phases.forEach((phase, index) => {
-          if (phase.agentId !== NIL_UUID && !known.has(phase.agentId)) {
-            errors.push({ pointer: `/phasesTemplate/${index}/agentId`, detail: 'is not an agent of this workspace (use the nil UUID for none)' })
-          }
-          if (seen.has(phase.id)) errors.push({ pointer: `/phasesTemplate/${index}/id`, detail: 'repeats the id of an earlier phase' })
-          seen.add(phase.id)
+        const cycle = await reply.withTransaction(async (trx) => {
+          const stream = await requireStream(trx, workspaceId, request.params.streamId)
+          const referenced = [...new Set(request.body.phasesTemplate.map((p) => p.agentId.toLowerCase()).filter((id) => id !== NIL_UUID))]
+          const known = new Set(await existingAgentIds(trx, workspaceId, referenced))
+          const phases = request.body.phasesTemplate.map((p) => ({ ...p, id: p.id.toLowerCase(), agentId: p.agentId.toLowerCase() }))
+          const errors: FieldError[] = []
+          const seen = new Set<string>()
+          phases.forEach((phase, index) => {
+            if (phase.agentId !== NIL_UUID && !known.has(phase.agentId)) {
+              errors.push({ pointer: `/phasesTemplate/${index}/agentId`, detail: 'is not an agent of this workspace (use the nil UUID for none)' })
+            }
+            if (seen.has(phase.id)) errors.push({ pointer: `/phasesTemplate/${index}/id`, detail: 'repeats the id of an earlier phase' })
+            seen.add(phase.id)
+          })
+          if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
+          const cycle = await insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases })
+          reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`)
+          return cycle
         })
-        if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
-        const cycle = await insertCycle(db, workspaceId, stream.id, { ...request.body, phasesTemplate: phases })
-        return reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`).send(cycle)
+        return reply.send(cycle)
       },
     )
 
@@ -96,7 +100,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
       async (request) => {
         const { workspaceId } = request.principal
         const stream = await requireStream(db, workspaceId, request.params.streamId)
-        const cycle = await findCycle(db, workspaceId, stream.id, request.params.cycleId.toLowerCase())
+        const cycle = await findCycle(db, workspaceId, stream.id, request.params.cycleId)
         if (!cycle) throw notFound('Cycle')
         return cycle
       },

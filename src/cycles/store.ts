@@ -1,18 +1,10 @@
 // Saved cycle definitions of a stream.
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
+import type { CycleTable } from './cycles.table.js'
 import { newId, now } from '../ids.js'
 import type { CycleDefinition, SavedCycle } from './schemas.js'
 
-export interface CycleTable {
-  id: string
-  workspace_id: string
-  stream_id: string
-  trigger_name: string
-  description: string
-  phases: string
-  created_at: string
-}
 
 type CycleRow = Selectable<CycleTable>
 

@@ -1,10 +1,11 @@
-// The database as Kysely sees it: one table interface per table, each owned by its feature's store.
-import type { ApiKeyTable, WorkspaceTable } from '../workspaces/store.js'
-import type { AgentTable } from '../agents/store.js'
-import type { StreamTable } from '../streams/store.js'
-import type { MessageRevisionTable, MessageTable } from '../chat/store.js'
-import type { CycleTable } from '../cycles/store.js'
-import type { IdempotencyKeyTable } from '../http/idempotency.js'
+// The database as Kysely sees it: one table interface per table, each in its feature's `*.table.ts`
+// (type-only files that import nothing), so db/ depends on no feature's code and not on http/.
+import type { ApiKeyTable, WorkspaceTable } from '../workspaces/workspaces.table.js'
+import type { AgentTable } from '../agents/agents.table.js'
+import type { StreamTable } from '../streams/streams.table.js'
+import type { MessageRevisionTable, MessageTable } from '../chat/chat.table.js'
+import type { CycleTable } from '../cycles/cycles.table.js'
+import type { IdempotencyRequestTable } from '../idempotency/idempotency.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -12,7 +13,7 @@ export interface Database {
   agents: AgentTable
   streams: StreamTable
   cycles: CycleTable
-  idempotency_keys: IdempotencyKeyTable
+  idempotency_requests: IdempotencyRequestTable
   messages: MessageTable
   message_revisions: MessageRevisionTable
 }

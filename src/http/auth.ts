@@ -2,8 +2,8 @@
 // from a loopback peer, which acts as the local admin of the `default` workspace.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { isIP } from 'node:net'
+import fp from 'fastify-plugin'
 import type { AuthMode } from '../config.js'
-import type { Db } from '../db/connect.js'
 import { findPrincipalByKey, type Principal } from '../workspaces/store.js'
 import { AppError } from './problem.js'
 
@@ -28,7 +28,8 @@ function unauthorized(detail: string): AppError {
   return new AppError('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="tandem"' })
 }
 
-export function registerAuth(app: FastifyInstance, options: { mode: AuthMode; db: Db; defaultWorkspaceId: string }): void {
+async function auth(app: FastifyInstance, options: { mode: AuthMode; defaultWorkspaceId: string }): Promise<void> {
+  const { db } = app.database
   const localAdmin: Principal = { workspaceId: options.defaultWorkspaceId, principalId: LOCAL_ADMIN_ID, role: 'admin' }
   app.decorateRequest('principal', null as unknown as Principal)
   // Callback style: the local path is synchronous and costs no promise.
@@ -43,10 +44,13 @@ export function registerAuth(app: FastifyInstance, options: { mode: AuthMode; db
     }
     const match = /^Bearer +(\S+) *$/i.exec(header)
     if (!match) return done(unauthorized('The Authorization header must be "Bearer <key>".'))
-    findPrincipalByKey(options.db.db, match[1] as string).then((principal) => {
+    findPrincipalByKey(db, match[1] as string).then((principal) => {
       if (!principal) return done(unauthorized('The API key is not valid or has been revoked.'))
       request.principal = principal
       done()
     }, done)
   })
 }
+
+/** Authentication for the routes of the context it is registered in (the /api prefix). */
+export const authentication = fp(auth, { name: 'tandem-auth', dependencies: ['tandem-problems', 'tandem-database'] })

@@ -1,40 +1,64 @@
-// Idempotency keys on the POST routes that create (Stripe's semantics): the first request with a key is
-// carried out and its response stored; a retry with the same key and body gets that response again
-// (`Idempotent-Replayed: true`); the same key with another body is a 422; keys expire after 24 hours.
-// Stored in the database, so replays survive restarts and work across instances.
-import { createHash } from 'node:crypto'
+// Idempotency keys on the POST routes that create (Stripe's semantics), scoped to the calling principal:
+// the first request with a key is carried out and its response stored; a retry with the same key and body
+// gets that response again (`Idempotent-Replayed: true`); the same key with another body is a 422; keys
+// expire after 24 hours and are purged in batches.
+//
+// Atomicity: a route does its writes in `reply.withTransaction(trx => …)`. When the request carries a key,
+// the serialised reply is stored in that same transaction, so a crash leaves both the resource and its
+// stored response, or neither. The key's claim (the in-flight marker) is committed before the handler runs,
+// so a concurrent retry gets a 409; a claim left by a crash is taken over only once it is older than the
+// request time-out, and a claim that was taken over can no longer store a response (its transaction fails).
+import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
+import fp from 'fastify-plugin'
+import type { Transaction } from 'kysely'
 import type { Database } from '../db/database.js'
 import { now } from '../ids.js'
+import { claimKey, findKey, purgeExpiredKeys, releaseKey, storeResponse, type KeyScope, type StoredResponse } from '../idempotency/store.js'
 import { AppError } from './problem.js'
-
-export interface IdempotencyKeyTable {
-  workspace_id: string
-  key: string
-  request_hash: string
-  /** 0 while the first request is being carried out. */
-  status: number
-  headers: string
-  body: string
-  created_at: string
-}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** POST routes that create: they honour Idempotency-Key. */
+    /** POST routes that create: they honour Idempotency-Key (and must write in `reply.withTransaction`). */
     idempotent?: boolean
   }
   interface FastifyRequest {
-    idempotencyKey?: string
+    /** The key this request holds, when it was sent with one. */
+    idempotency?: Claim
+  }
+  interface FastifyReply {
+    /**
+     * Runs `work` in one database transaction and returns its result; on a request with an Idempotency-Key,
+     * the reply (status and headers as set so far, `result` as the body) is stored in the same transaction.
+     */
+    withTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>
   }
 }
 
+interface Claim {
+  scope: KeyScope
+  id: string
+  /** Settled: the response is stored (or the claim released); onSend has nothing more to do. */
+  settled: boolean
+}
+
+export interface IdempotencyOptions {
+  /** A claim older than this belongs to a request that died: it may be taken over. Longer than the request time-out. */
+  abandonedAfterMs: number
+  /** How often expired keys are purged (0: never; tests call purgeExpiredKeys themselves). */
+  purgeEveryMs?: number
+}
+
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
-// A claim still in progress after this long belongs to a request that died (a crash): it may be taken over.
-const ABANDONED_AFTER_MS = 60 * 1000
 const KEY_FORM = /^[\x21-\x7e]{1,255}$/
 const REPLAYED_HEADERS = ['location', 'etag', 'content-type']
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** Fault injection for the crash tests: the process kills itself at the named point. Never set in production. */
+const FAULT = process.env.TANDEM_TEST_FAULT
+const crashAt = (point: string) => {
+  if (FAULT === point) process.kill(process.pid, 'SIGKILL')
+}
 
 const ageOf = (createdAt: string) => Date.now() - Date.parse(createdAt)
 
@@ -42,18 +66,32 @@ function requestHash(request: FastifyRequest): string {
   return createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body)}`).digest('hex')
 }
 
-async function claim(db: Kysely<Database>, workspaceId: string, key: string, hash: string): Promise<boolean> {
-  const result = await db
-    .insertInto('idempotency_keys')
-    .values({ workspace_id: workspaceId, key, request_hash: hash, status: 0, headers: '{}', body: '', created_at: now() })
-    .onConflict((oc) => oc.columns(['workspace_id', 'key']).doNothing())
-    .executeTakeFirst()
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
+function replayedHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE }
+  for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name))
+  return headers
 }
 
-/** Adds the two hooks to the routes declared `config: { idempotent: true }` only: other routes pay nothing. */
-export function registerIdempotency(app: FastifyInstance): void {
+async function idempotency(app: FastifyInstance, options: IdempotencyOptions): Promise<void> {
   const { db } = app.database
+
+  app.decorateReply('withTransaction', async function <T>(this: FastifyReply, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    const claim = this.request.idempotency
+    const result = await db.transaction().execute(async (trx) => {
+      const result = await work(trx)
+      if (claim && !claim.settled) {
+        crashAt('idempotency:before-store')
+        const response: StoredResponse = { status: this.statusCode, headers: replayedHeaders(this), body: String(this.serialize(result)) }
+        if (!(await storeResponse(trx, claim.scope, claim.id, response))) {
+          throw new AppError('conflict', `The request with the Idempotency-Key "${claim.scope.key}" took too long and was taken over by a retry; nothing was changed.`)
+        }
+      }
+      return result
+    })
+    if (claim) claim.settled = true
+    crashAt('idempotency:after-commit')
+    return result
+  })
 
   const replayOrClaim = async (request: FastifyRequest, reply: FastifyReply) => {
     const key = request.headers['idempotency-key']
@@ -63,19 +101,20 @@ export function registerIdempotency(app: FastifyInstance): void {
         { pointer: '/headers/idempotency-key', detail: 'must be 1 to 255 visible ASCII characters' },
       ])
     }
-    const { workspaceId } = request.principal
+    const scope: KeyScope = { workspaceId: request.principal.workspaceId, principalId: request.principal.principalId, key }
     const hash = requestHash(request)
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (await claim(db, workspaceId, key, hash)) {
-        request.idempotencyKey = key
+      const id = randomUUID()
+      if (await claimKey(db, scope, { id, requestHash: hash, at: now() })) {
+        request.idempotency = { scope, id, settled: false }
         return
       }
-      const stored = await db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', key).executeTakeFirst()
+      const stored = await findKey(db, scope)
       if (!stored) continue
       const expired = ageOf(stored.created_at) > IDEMPOTENCY_TTL_MS
-      const abandoned = stored.status === 0 && ageOf(stored.created_at) > ABANDONED_AFTER_MS
+      const abandoned = stored.status === 0 && ageOf(stored.created_at) > options.abandonedAfterMs
       if (expired || abandoned) {
-        await db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key).where('created_at', '=', stored.created_at).execute()
+        await releaseKey(db, scope, stored.claim_id)
         continue
       }
       if (stored.request_hash !== hash) {
@@ -88,30 +127,36 @@ export function registerIdempotency(app: FastifyInstance): void {
     throw new AppError('conflict', `The Idempotency-Key "${key}" is contended; retry shortly.`, undefined, { 'retry-after': '1' })
   }
 
-  const storeResponse = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const key = request.idempotencyKey
-    if (key === undefined) return payload
-    request.idempotencyKey = undefined
-    const { workspaceId } = request.principal
-    const where = db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key)
-    // A fault on our side is not a result: let a retry carry the request out again.
+  // Outcomes the handler's transaction did not store: refusals (4xx) are stored, so a retry gets the same
+  // answer; a fault on our side (5xx) releases the key so that a retry runs again.
+  const storeOutcome = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const claim = request.idempotency
+    if (!claim || claim.settled) return payload
+    claim.settled = true
     if (reply.statusCode >= 500 || typeof payload !== 'string') {
-      await where.execute()
+      await releaseKey(db, claim.scope, claim.id)
       return payload
     }
-    const headers = Object.fromEntries(REPLAYED_HEADERS.flatMap((name) => (reply.hasHeader(name) ? [[name, String(reply.getHeader(name))]] : [])))
-    await db
-      .updateTable('idempotency_keys')
-      .set({ status: reply.statusCode, headers: JSON.stringify(headers), body: payload })
-      .where('workspace_id', '=', workspaceId)
-      .where('key', '=', key)
-      .execute()
+    if (reply.statusCode < 300) request.log.error({ url: request.url }, 'an idempotent route answered without reply.withTransaction: its response is stored outside the transaction')
+    await storeResponse(db, claim.scope, claim.id, { status: reply.statusCode, headers: replayedHeaders(reply), body: payload })
     return payload
   }
 
+  // Only on the routes declared `config: { idempotent: true }`: other routes pay nothing.
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return
     route.preHandler = [...[route.preHandler ?? []].flat(), replayOrClaim]
-    route.onSend = [...[route.onSend ?? []].flat(), storeResponse]
+    route.onSend = [...[route.onSend ?? []].flat(), storeOutcome]
   })
+
+  if (options.purgeEveryMs) {
+    const purge = () => {
+      purgeExpiredKeys(db, new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString()).catch((error) => app.log.warn({ err: error }, 'purging expired idempotency keys failed'))
+    }
+    const timer = setInterval(purge, options.purgeEveryMs).unref()
+    app.addHook('onReady', async () => purge())
+    app.addHook('onClose', async () => clearInterval(timer))
+  }
 }
+
+export const idempotencyKeys = fp(idempotency, { name: 'tandem-idempotency', dependencies: ['tandem-auth', 'tandem-database', 'tandem-problems'] })

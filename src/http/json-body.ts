@@ -2,7 +2,11 @@
 // behind a linear check of the nesting depth. A body nested deeper than MAX_DEPTH is a 400: deeper
 // structures would only be walked by recursive code later (serialisers, stringify) that could overflow.
 // Text may not contain U+0000: PostgreSQL cannot store it, and the answer must not depend on the database.
+// Bytes that are not UTF-8 are refused (never turned into U+FFFD); a bodiless method may send an empty body.
+import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { validatorCompiler } from './validation.js'
 import { AppError, type FieldError } from './problem.js'
 
 export const MAX_DEPTH = 64
@@ -48,11 +52,19 @@ function nulPointers(value: unknown, at = '', found: FieldError[] = []): FieldEr
   return found
 }
 
-export function registerJsonBody(app: FastifyInstance): void {
+const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
+
+async function jsonBody(app: FastifyInstance): Promise<void> {
+  app.setValidatorCompiler(validatorCompiler)
+  // Only JSON bodies: without the text/plain parser any other media type is a 415.
+  app.removeContentTypeParser('text/plain')
   const parse = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request: FastifyRequest, body: string | Buffer, done) => {
-    const text = body as string
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: string | Buffer, done) => {
+    const bytes = body as Buffer
+    if (bytes.length === 0 && BODILESS.has(request.method)) return done(null, undefined)
+    if (!isUtf8(bytes)) return done(new AppError('malformed-json', 'The body is not valid UTF-8.'), undefined)
+    const text = bytes.toString('utf8')
     // A body shorter than the limit's brackets cannot nest that deep: skip the scan.
     if (text.length > MAX_DEPTH * 2 && nestsDeeperThan(text, MAX_DEPTH)) {
       done(new AppError('malformed-json', `The body nests deeper than ${MAX_DEPTH} levels.`), undefined)
@@ -68,3 +80,6 @@ export function registerJsonBody(app: FastifyInstance): void {
     })
   })
 }
+
+/** JSON bodies and their validation (Ajv, every error with a pointer). */
+export const jsonBodies = fp(jsonBody, { name: 'tandem-json-body', dependencies: ['tandem-problems'] })

@@ -1,11 +1,12 @@
 // Unknown routes: 404 problem, or 405 with `Allow` when the path exists under other methods.
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { AppError } from './problem.js'
 
 const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 
-export function registerNotFound(app: FastifyInstance): void {
+async function notFound(app: FastifyInstance): Promise<void> {
   // A second router holding only paths, to tell "no such path" from "no such method here".
   const paths = FindMyWay()
   app.addHook('onRoute', (route) => {
@@ -25,3 +26,5 @@ export function registerNotFound(app: FastifyInstance): void {
     throw new AppError('not-found', `No route matches ${request.method} ${path}.`)
   })
 }
+
+export const notFoundProblems = fp(notFound, { name: 'tandem-not-found', dependencies: ['tandem-problems'] })

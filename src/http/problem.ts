@@ -1,11 +1,15 @@
 // The one error class of the service and the handler that turns every failure into RFC 9457 problem details.
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
 import type { Problem } from './schemas.js'
 
 const KINDS = {
   'validation-error': { status: 400, title: 'Your request is not valid' },
   'malformed-json': { status: 400, title: 'The body is not valid JSON' },
+  'malformed-request': { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'You may not change this resource' },
   'not-found': { status: 404, title: 'Not found' },
@@ -13,6 +17,8 @@ const KINDS = {
   conflict: { status: 409, title: 'Another request is in the way' },
   'precondition-failed': { status: 412, title: 'The resource has changed' },
   'payload-too-large': { status: 413, title: 'The body is too large' },
+  'request-timeout': { status: 408, title: 'The request took too long to arrive' },
+  'headers-too-large': { status: 431, title: 'The request headers are too large' },
   'unsupported-media-type': { status: 415, title: 'The body must be application/json' },
   unprocessable: { status: 422, title: 'The request cannot be carried out' },
   'idempotency-key-reused': { status: 422, title: 'The idempotency key was used with another request' },
@@ -137,26 +143,55 @@ function classify(error: FastifyError): { kind: ProblemKind; detail: string; err
   return null
 }
 
-export function registerErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof AppError) {
-      return sendProblem(reply, toProblem(error.kind, error.message, error.errors), error.headers)
-    }
-    const known = classify(error)
-    if (known) return sendProblem(reply, toProblem(known.kind, known.detail, known.errors))
-    if (error.statusCode === 429) {
-      return sendProblem(reply, toProblem('rate-limited', error.message), { 'retry-after': String(reply.getHeader('retry-after') ?? 1) })
-    }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      request.log.info({ err: error }, 'client error without a problem kind')
-      return sendProblem(reply, {
-        type: PROBLEM_TYPE_BASE + 'bad-request',
-        title: 'Bad request',
-        status: error.statusCode,
-        detail: error.message,
-      })
-    }
-    request.log.error({ err: error, reqId: request.id }, 'unhandled error')
-    return sendProblem(reply, toProblem('internal-error', `Something went wrong on our side; quote request id ${request.id} when reporting it.`))
-  })
+/** The one error handler: every failure becomes an RFC 9457 problem document. */
+export const problemDetails = fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler(handleError)
+  },
+  { name: 'tandem-problems', fastify: '5.x' },
+)
+
+function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof AppError) {
+    return sendProblem(reply, toProblem(error.kind, error.message, error.errors), error.headers)
+  }
+  const known = classify(error)
+  if (known) return sendProblem(reply, toProblem(known.kind, known.detail, known.errors))
+  if (error.statusCode === 429) {
+    return sendProblem(reply, toProblem('rate-limited', error.message), { 'retry-after': String(reply.getHeader('retry-after') ?? 1) })
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    request.log.info({ err: error }, 'client error without a problem kind')
+    return sendProblem(reply, {
+      type: PROBLEM_TYPE_BASE + 'bad-request',
+      title: 'Bad request',
+      status: error.statusCode,
+      detail: error.message,
+    })
+  }
+  request.log.error({ err: error, reqId: request.id }, 'unhandled error')
+  return sendProblem(reply, toProblem('internal-error', `Something went wrong on our side; quote request id ${request.id} when reporting it.`))
+}
+
+/**
+ * Errors Node's HTTP parser reports before a request exists (headers too large, a request that does not
+ * arrive in time, bytes that are not HTTP): answered as problem documents too, then the connection closes.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const problem =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? toProblem('headers-too-large', 'The request headers must be at most 16 KiB together.')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? toProblem('request-timeout', 'The request did not arrive within the request time-out (TANDEM_REQUEST_TIMEOUT_MS).')
+        : toProblem('malformed-request', 'The request is not valid HTTP.')
+  const body = JSON.stringify(problem)
+  this.log.trace({ err: error }, 'client error')
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nConnection: close\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(error)
 }

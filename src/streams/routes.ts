@@ -13,8 +13,12 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/streams',
     { config: { idempotent: true }, schema: { tags: ['streams'], summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
     async (request, reply) => {
-      const stream = await insertStream(db, request.principal.workspaceId, request.body)
-      return reply.code(201).header('location', `/api/streams/${stream.id}`).send(stream)
+      const stream = await reply.withTransaction(async (trx) => {
+        const stream = await insertStream(trx, request.principal.workspaceId, request.body)
+        reply.code(201).header('location', `/api/streams/${stream.id}`)
+        return stream
+      })
+      return reply.send(stream)
     },
   )
 

@@ -1,18 +1,12 @@
 // Stream storage, scoped to one workspace. Other features ask here whether a stream exists.
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
+import type { StreamTable } from './streams.table.js'
 import { newId, now } from '../ids.js'
 import { notFound } from '../http/problem.js'
 import { prepared } from '../db/prepared.js'
 import type { CreateStreamBody, Stream } from './schemas.js'
 
-export interface StreamTable {
-  id: string
-  workspace_id: string
-  name: string
-  description: string | null
-  created_at: string
-}
 
 type StreamRow = Selectable<StreamTable>
 
@@ -31,7 +25,7 @@ const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
 )
 
 export async function findStream(db: Kysely<Database>, workspaceId: string, id: string): Promise<Stream | undefined> {
-  const [row] = await selectOne(db, id.toLowerCase(), workspaceId)
+  const [row] = await selectOne(db, id, workspaceId)
   return row && toStream(row)
 }
 

@@ -3,25 +3,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
+import type { Role } from './workspaces.table.js'
 
-export interface WorkspaceTable {
-  id: string
-  name: string
-  created_at: string
-}
-
-export type Role = 'admin' | 'member'
-
-export interface ApiKeyTable {
-  id: string
-  workspace_id: string
-  name: string
-  principal_id: string
-  role: Role
-  key_hash: string
-  created_at: string
-  revoked_at: string | null
-}
+export type { Role }
 
 export interface Principal {
   workspaceId: string

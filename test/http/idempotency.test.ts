@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { IDEMPOTENCY_TTL_MS } from '../../src/http/idempotency.js'
+import { purgeExpiredKeys } from '../../src/idempotency/store.js'
 import { build, dialects, freshDatabase, pointers, send } from '../helpers.js'
 
 const key = (k: string, extra: Record<string, string> = {}) => ({ 'idempotency-key': k, ...extra })
@@ -52,6 +54,43 @@ for (const dialect of dialects()) {
       assert.notEqual(theirs.json().id, mine.json().id)
     })
 
+    it('keys belong to the principal that sent them, not to the whole workspace', async () => {
+      const db = app.database.db
+      const workspaceId = await ensureWorkspace(db, 'idem-members')
+      const alice = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'alice', role: 'member' })).key}` }
+      const bob = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'bob', role: 'member' })).key}` }
+      const stream = (await send(app, 'POST', '/api/streams', { name: 'Members' }, alice)).json().id
+      const body = { content: { blocks: [{ type: 'rich_text', elements: [] }] } }
+      const url = `/api/chat/streams/${stream}/messages`
+      const hers = await send(app, 'POST', url, body, key('retry-1', alice))
+      const his = await send(app, 'POST', url, body, key('retry-1', bob))
+      assert.equal(hers.statusCode, 201)
+      assert.equal(his.statusCode, 201)
+      assert.equal(his.headers['idempotent-replayed'], undefined)
+      assert.notEqual(his.json().id, hers.json().id)
+      assert.notEqual(his.json().authorId, hers.json().authorId)
+      const again = await send(app, 'POST', url, body, key('retry-1', bob))
+      assert.equal(again.headers['idempotent-replayed'], 'true')
+      assert.equal(again.json().id, his.json().id)
+    })
+
+    it('purges expired keys in batches, keeping live ones', async () => {
+      const db = app.database.db
+      const old = new Date(Date.now() - IDEMPOTENCY_TTL_MS - 60_000).toISOString()
+      const rows = Array.from({ length: 250 }, (_, i) => ({
+        workspace_id: 'w', principal_id: `p${i % 3}`, key: `old-${i}`, request_hash: 'h', claim_id: `c${i}`, status: 201, headers: '{}', body: '{}', created_at: old,
+      }))
+      await db.insertInto('idempotency_requests').values(rows).execute()
+      await send(app, 'POST', '/api/agents', { name: 'Live' }, key('live-key'))
+      const live = await db.selectFrom('idempotency_requests').select('key').where('created_at', '>=', old).where('key', 'not like', 'old-%').execute()
+      const deleted = await purgeExpiredKeys(db, new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString(), 100)
+      assert.equal(deleted, 250)
+      const left = await db.selectFrom('idempotency_requests').select('key').execute()
+      assert.equal(left.filter((r) => r.key.startsWith('old-')).length, 0)
+      assert.equal(left.length, live.length)
+      assert.ok(left.some((r) => r.key === 'live-key'))
+    })
+
     it('rejects malformed keys with a pointer at the header', async () => {
       for (const bad of ['x'.repeat(256), 'has space', 'ünïcode']) {
         const res = await app.inject({ method: 'POST', url: '/api/agents', payload: '{"name":"k"}', headers: { 'content-type': 'application/json', 'idempotency-key': bad } })
@@ -76,7 +115,7 @@ for (const dialect of dialects()) {
     it('keys expire after 24 hours', async () => {
       await send(app, 'POST', '/api/agents', { name: 'Old' }, key('expiring'))
       const dayAgo = new Date(Date.now() - 24 * 60 * 60 * 1000 - 1000).toISOString()
-      await app.database.db.updateTable('idempotency_keys').set({ created_at: dayAgo }).where('key', '=', 'expiring').execute()
+      await app.database.db.updateTable('idempotency_requests').set({ created_at: dayAgo }).where('key', '=', 'expiring').execute()
       const res = await send(app, 'POST', '/api/agents', { name: 'New' }, key('expiring'))
       assert.equal(res.statusCode, 201)
       assert.equal(res.json().name, 'New')

@@ -86,15 +86,23 @@ describe('header size limit', () => {
 
   it('refuses headers over 16 KiB with 431 before any handler runs', async () => {
     const { request } = await import('node:http')
-    const status = await new Promise<number>((resolve, reject) => {
+    const { status, type, body } = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path: '/api/agents', headers: { 'x-padding': 'x'.repeat(20 * 1024) } }, (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
+        let body = ''
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }))
       })
       req.on('error', reject)
       req.end()
     })
     assert.equal(status, 431)
+    assert.equal(type, 'application/problem+json; charset=utf-8')
+    assert.deepEqual(JSON.parse(body), {
+      type: 'urn:tandem:problem:headers-too-large',
+      title: 'The request headers are too large',
+      status: 431,
+      detail: 'The request headers must be at most 16 KiB together.',
+    })
     assert.equal((await fetch(`http://127.0.0.1:${port}/api/agents`)).status, 200, 'normal headers still pass')
   })
 })
