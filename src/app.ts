@@ -27,10 +27,14 @@ import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
 import { consoleRoutes } from './console/routes.js'
+import { EventHub } from './events/hub.js'
+import { eventRoutes } from './events/routes.js'
+import { startRetention } from './events/retention.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config
+    events: EventHub
   }
 }
 
@@ -65,6 +69,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(jsonBodies)
   await app.register(lowerCasePathIds)
   await app.register(securityHeaders)
+
+  // Events: one listener per instance; open event streams end before the server stops (preClose), so that
+  // shutdown is not held up by them.
+  const events = new EventHub(app.database.db, app.log)
+  await events.start(app.database.dialect === 'postgres' ? config.databaseUrl : undefined)
+  app.decorate('events', events)
+  app.addHook('preClose', async () => events.close())
+  app.addHook('onClose', async () => events.close())
+  const retention = startRetention(app.database.db, config.eventRetentionDays, app.log)
+  app.addHook('onClose', async () => retention.stop())
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     app.addHook('onResponse', async (request, reply) => {
       request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request')
@@ -91,6 +105,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+      await api.register(eventRoutes)
     },
     { prefix: '/api' },
   )

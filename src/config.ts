@@ -27,6 +27,14 @@ export interface Config {
   corsOrigins: string[] | null
   requestTimeoutMs: number
   logLevel: string
+  /** Events older than this many days are purged (an `after` before them is a 410). */
+  eventRetentionDays: number
+  /** How often an open event stream gets a `: keep-alive` comment. */
+  sseKeepAliveMs: number
+  /** An event stream whose unsent output passes this many bytes is dropped (the client resumes). */
+  sseMaxBufferBytes: number
+  /** The first webhook retry waits this long; each next one 4× longer. */
+  webhookRetryBaseMs: number
 }
 
 export class ConfigError extends Error {
@@ -117,5 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(env.TANDEM_CORS_ORIGINS),
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
     logLevel,
+    eventRetentionDays: parseInteger('TANDEM_EVENT_RETENTION_DAYS', env.TANDEM_EVENT_RETENTION_DAYS ?? '7', 1, 3650),
+    sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),
+    sseMaxBufferBytes: parseInteger('TANDEM_SSE_MAX_BUFFER_BYTES', env.TANDEM_SSE_MAX_BUFFER_BYTES ?? String(1024 * 1024), 1024, 1024 * 1024 * 1024),
+    webhookRetryBaseMs: parseInteger('TANDEM_WEBHOOK_RETRY_BASE_MS', env.TANDEM_WEBHOOK_RETRY_BASE_MS ?? '5000', 1, 86400000),
   }
 }

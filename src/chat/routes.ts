@@ -118,14 +118,17 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { workspaceId, principalId, role } = request.principal
       checkTextLength(request.body.content)
-      const outcome = await editMessage(db, {
-        id: request.params.id,
-        workspaceId,
-        principalId,
-        isAdmin: role === 'admin',
-        revisions: acceptedRevisions(request.headers['if-match']),
-        content: request.body.content,
-      })
+      // The edit and its message.edited event commit together.
+      const outcome = await db.transaction().execute((trx) =>
+        editMessage(trx, {
+          id: request.params.id,
+          workspaceId,
+          principalId,
+          isAdmin: role === 'admin',
+          revisions: acceptedRevisions(request.headers['if-match']),
+          content: request.body.content,
+        }),
+      )
       if ('message' in outcome) return reply.header('etag', etagOf(outcome.message)).send(outcome.message)
       if (outcome.refused === 'not-found') throw notFound('Message')
       if (outcome.refused === 'forbidden') throw new AppError('forbidden', 'Only the author of a message or a workspace admin may edit it.')

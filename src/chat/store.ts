@@ -1,5 +1,6 @@
 // Message storage: messages and their earlier revisions. An edit is one conditional UPDATE (a
 // compare-and-set on `revision` when asked); a trigger keeps the previous content, so no edit loses one.
+// Posting and editing append their event (message.created, message.edited): call them with a transaction.
 import type { Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
@@ -7,6 +8,7 @@ import type { MessageTable } from './chat.table.js'
 import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
 import { renderText } from './richtext.js'
+import { appendEvent } from '../events/store.js'
 
 
 
@@ -68,7 +70,9 @@ export async function insertMessage(
     edited_at: null,
   }
   await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.content, row.text, row.created_at)
-  return toMessage(row)
+  const message = toMessage(row)
+  await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message })
+  return message
 }
 
 export async function findMessage(db: Kysely<Database>, workspaceId: string, id: string): Promise<Message | undefined> {
@@ -111,7 +115,11 @@ export async function editMessage(
       .returningAll()
       .executeTakeFirst()
   }
-  if (row) return { message: toMessage(row) }
+  if (row) {
+    const message = toMessage(row)
+    await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.edited', data: message })
+    return { message }
+  }
   const current = await findMessage(db, edit.workspaceId, edit.id)
   if (!current) return { refused: 'not-found' }
   if (current.authorId !== edit.principalId && !edit.isAdmin) return { refused: 'forbidden' }

@@ -1,9 +1,10 @@
-// Saved cycle definitions of a stream.
+// Saved cycle definitions of a stream. Saving appends `cycle.saved`: call it with a transaction.
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { CycleTable } from './cycles.table.js'
 import { newId, now } from '../ids.js'
 import type { CycleDefinition, SavedCycle } from './schemas.js'
+import { appendEvent } from '../events/store.js'
 
 
 type CycleRow = Selectable<CycleTable>
@@ -30,7 +31,9 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
     created_at: now(),
   }
   await db.insertInto('cycles').values(row).execute()
-  return toCycle(row)
+  const cycle = toCycle(row)
+  await appendEvent(db, { workspaceId, streamId, type: 'cycle.saved', data: cycle })
+  return cycle
 }
 
 export async function findCycle(db: Kysely<Database>, workspaceId: string, streamId: string, id: string): Promise<SavedCycle | undefined> {

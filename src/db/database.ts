@@ -6,6 +6,7 @@ import type { StreamTable } from '../streams/streams.table.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/chat.table.js'
 import type { CycleTable } from '../cycles/cycles.table.js'
 import type { IdempotencyRequestTable } from '../idempotency/idempotency.table.js'
+import type { StreamEventHeadTable, StreamEventTable } from '../events/store.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -16,4 +17,6 @@ export interface Database {
   idempotency_requests: IdempotencyRequestTable
   messages: MessageTable
   message_revisions: MessageRevisionTable
+  stream_event_heads: StreamEventHeadTable
+  stream_events: StreamEventTable
 }

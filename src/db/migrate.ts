@@ -4,6 +4,7 @@ import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as idempotencyPerPrincipal from './migrations/0004_idempotency_per_principal.js'
+import * as events from './migrations/0020_events.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
   '0004_idempotency_per_principal': idempotencyPerPrincipal,
+  '0020_events': events,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -15,6 +15,7 @@ const KINDS = {
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Another request is in the way' },
+  'events-expired': { status: 410, title: 'The events asked for are no longer kept' },
   'precondition-failed': { status: 412, title: 'The resource has changed' },
   'payload-too-large': { status: 413, title: 'The body is too large' },
   'request-timeout': { status: 408, title: 'The request took too long to arrive' },

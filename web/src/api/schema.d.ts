@@ -4510,6 +4510,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/streams/{streamId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a stream's events (Server-Sent Events) or read them in pages
+         * @description With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` or `?after=`, else new events only, with a `: keep-alive` comment every 15 s. Otherwise a page of events after `?after=` (or `?cursor=`), oldest first. An `after` older than the events kept is a 410 `events-expired`.
+         */
+        get: operations["listStreamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4521,4 +4541,241 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    listStreamEvents: {
+        parameters: {
+            query?: {
+                /** @description a decimal event id such as 42 (0: from the start) */
+                after?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, or the event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description the position of the event in its stream (decimal, from 1, no gaps) */
+                            id: string;
+                            /** @enum {string} */
+                            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            streamId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            createdAt: string;
+                            /** @description the message, cycle or run as GET returns it */
+                            data: unknown;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                    "text/event-stream": string;
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,120 @@
+// The instance's fan-out: one feed per stream that has live readers. A wake-up (NOTIFY on PostgreSQL, the
+// in-process emitter on SQLite) makes the feed read the new rows from the table once and hand them to
+// every reader of the stream; readers fill any hole they see from the table themselves. One listener per
+// instance, whatever the number of clients.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { listEvents, streamHead, type StreamEvent } from './store.js'
+import { onLocalWake } from './wakeups.js'
+import { listenForEvents, type EventListener } from './pg-listener.js'
+
+export interface FeedReader {
+  /** New events of the stream, in order (possibly ones the reader already has). */
+  receive(events: StreamEvent[]): void
+  /** The hub is closing: end the connection. */
+  close(): void
+}
+
+const READ_BATCH = 500
+
+class StreamFeed {
+  readonly readers = new Set<FeedReader>()
+  private lastRead = -1
+  private draining = false
+  private again = false
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly streamId: string,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  wake(): void {
+    if (this.draining) {
+      this.again = true
+      return
+    }
+    this.draining = true
+    this.drain().catch((error: unknown) => this.log.error({ err: error, streamId: this.streamId }, 'reading new events failed'))
+      .finally(() => {
+        this.draining = false
+        if (this.again) {
+          this.again = false
+          this.wake()
+        }
+      })
+  }
+
+  private async drain(): Promise<void> {
+    // A new feed starts at the stream's head: its readers catch up to it from the table on their own.
+    if (this.lastRead < 0) this.lastRead = (await streamHead(this.db, this.streamId)).lastId
+    for (;;) {
+      const events = await listEvents(this.db, this.streamId, this.lastRead, READ_BATCH)
+      if (events.length === 0) return
+      this.lastRead = Number(events[events.length - 1]?.id)
+      for (const reader of this.readers) reader.receive(events)
+      if (events.length < READ_BATCH) return
+    }
+  }
+}
+
+export class EventHub {
+  private readonly feeds = new Map<string, StreamFeed>()
+  private stopLocal: (() => void) | undefined
+  private listener: EventListener | undefined
+  private closed = false
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Starts listening: LISTEN on PostgreSQL (`postgresUrl`), the in-process emitter otherwise. */
+  async start(postgresUrl: string | undefined): Promise<void> {
+    if (postgresUrl) {
+      this.listener = await listenForEvents(postgresUrl, {
+        wake: (streamId) => this.feeds.get(streamId)?.wake(),
+        // Notifications sent while the connection was down are lost: every feed reads from the table.
+        reconnected: () => {
+          for (const feed of this.feeds.values()) feed.wake()
+        },
+        log: this.log,
+      })
+    } else {
+      this.stopLocal = onLocalWake((streamId) => this.feeds.get(streamId)?.wake())
+    }
+  }
+
+  /** Adds a reader to its stream's feed; the returned function removes it. */
+  subscribe(streamId: string, reader: FeedReader): () => void {
+    if (this.closed) throw new Error('the event hub is closed')
+    let feed = this.feeds.get(streamId)
+    if (!feed) {
+      feed = new StreamFeed(this.db, streamId, this.log)
+      this.feeds.set(streamId, feed)
+      feed.wake()
+    }
+    feed.readers.add(reader)
+    return () => {
+      feed.readers.delete(reader)
+      if (feed.readers.size === 0 && this.feeds.get(streamId) === feed) this.feeds.delete(streamId)
+    }
+  }
+
+  /** How many readers are connected (all streams). */
+  get readerCount(): number {
+    let count = 0
+    for (const feed of this.feeds.values()) count += feed.readers.size
+    return count
+  }
+
+  /** Ends every open reader and stops listening, so that shutdown is not held up by open streams. */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const feed of this.feeds.values()) for (const reader of [...feed.readers]) reader.close()
+    this.feeds.clear()
+    this.stopLocal?.()
+    await this.listener?.close()
+  }
+}

@@ -1,0 +1,21 @@
+// The event of a stream, as the log, SSE and webhooks carry it.
+import Type, { type Static } from 'typebox'
+import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+
+export const EVENT_TYPES = ['message.created', 'message.edited', 'cycle.saved', 'run.created', 'run.updated'] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
+/** An event id: the decimal position of the event in its stream, from 1. */
+export const EVENT_ID_PATTERN = '^(0|[1-9][0-9]{0,14})$'
+
+export const StreamEvent = Type.Object(
+  {
+    id: Type.String({ pattern: EVENT_ID_PATTERN, description: 'the position of the event in its stream (decimal, from 1, no gaps)' }),
+    type: StringEnum(EVENT_TYPES),
+    streamId: Uuid,
+    createdAt: Timestamp,
+    data: Type.Unknown({ description: 'the message, cycle or run as GET returns it' }),
+  },
+  { $id: 'StreamEvent', additionalProperties: false },
+)
+export type StreamEvent = Omit<Static<typeof StreamEvent>, 'type'> & { type: EventType }

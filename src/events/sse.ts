@@ -1,0 +1,117 @@
+// One Server-Sent Events connection on a stream: replay from the table after the client's position, then
+// live events from the instance's feed, each exactly once and in order. At the seam a reader may receive
+// events it already sent (skipped) or see a hole (filled from the table). A client that does not read
+// is dropped once its unsent output passes the limit; it resumes with Last-Event-ID.
+import type { ServerResponse } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { EventHub, FeedReader } from './hub.js'
+import { listEvents, type StreamEvent } from './store.js'
+
+const REPLAY_BATCH = 500
+
+export function sseFrame(event: StreamEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+}
+
+export interface SseOptions {
+  keepAliveMs: number
+  maxBufferBytes: number
+}
+
+export class SseConnection implements FeedReader {
+  private lastSent: number
+  private replaying = false
+  private pending = false
+  private ended = false
+  private readonly keepAlive: NodeJS.Timeout
+  private readonly unsubscribe: () => void
+
+  constructor(
+    private readonly raw: ServerResponse,
+    private readonly db: Kysely<Database>,
+    private readonly streamId: string,
+    after: number,
+    hub: EventHub,
+    private readonly options: SseOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.lastSent = after
+    this.unsubscribe = hub.subscribe(streamId, this)
+    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), options.keepAliveMs)
+    this.keepAlive.unref()
+    raw.on('close', () => this.close())
+    this.replay()
+  }
+
+  receive(events: StreamEvent[]): void {
+    if (this.ended) return
+    if (this.replaying) {
+      this.pending = true
+      return
+    }
+    for (const event of events) {
+      const id = Number(event.id)
+      if (id <= this.lastSent) continue
+      if (id > this.lastSent + 1) return this.replay()
+      this.send(event)
+    }
+  }
+
+  /** Reads from the table until caught up, then goes live. */
+  private replay(): void {
+    this.replaying = true
+    this.catchUp().then(
+      () => {
+        this.replaying = false
+      },
+      (error: unknown) => {
+        this.log.error({ err: error, streamId: this.streamId }, 'replaying events failed; closing the stream')
+        this.close()
+      },
+    )
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      this.pending = false
+      const events = await listEvents(this.db, this.streamId, this.lastSent, REPLAY_BATCH)
+      for (const event of events) this.send(event)
+      if (this.ended) return
+      // Do not read the table faster than the client reads the socket.
+      if (this.raw.writableNeedDrain) await new Promise((resolve) => this.raw.once('drain', resolve).once('close', resolve))
+      if (this.ended) return
+      if (events.length < REPLAY_BATCH && !this.pending) return
+    }
+  }
+
+  private send(event: StreamEvent): void {
+    if (this.write(sseFrame(event))) this.lastSent = Number(event.id)
+  }
+
+  private write(chunk: string): boolean {
+    if (this.ended) return false
+    this.raw.write(chunk)
+    if (this.raw.writableLength > this.options.maxBufferBytes) {
+      this.log.warn({ streamId: this.streamId, buffered: this.raw.writableLength }, 'dropping a slow event-stream client')
+      this.ended = true
+      this.cleanUp()
+      this.raw.destroy()
+      return false
+    }
+    return true
+  }
+
+  close(): void {
+    if (this.ended) return
+    this.ended = true
+    this.cleanUp()
+    this.raw.end()
+  }
+
+  private cleanUp(): void {
+    clearInterval(this.keepAlive)
+    this.unsubscribe()
+  }
+}

@@ -1,0 +1,125 @@
+// The event log: every change a client can see appends an event to its stream, inside the transaction of
+// the change. Ids are per stream, from 1, in commit order with no gaps: the stream's head row is bumped with
+// an upsert … RETURNING, whose row lock holds the next writer of that stream until this one commits (or
+// rolls back, undoing its bump). Listeners are woken at commit: pg_notify on PostgreSQL (delivered when
+// the transaction commits), the in-process wake-up on SQLite (its reader queues behind the transaction).
+import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely'
+import type { Database } from '../db/database.js'
+import { prepared } from '../db/prepared.js'
+import { now } from '../ids.js'
+import { EVENTS_CHANNEL, wakeLocally } from './wakeups.js'
+import type { EventType, StreamEvent } from './schemas.js'
+
+export type { EventType, StreamEvent } from './schemas.js'
+
+export interface StreamEventHeadTable {
+  stream_id: string
+  workspace_id: string
+  last_id: number
+  purged_through: number
+}
+
+export interface StreamEventTable {
+  stream_id: string
+  id: number
+  workspace_id: string
+  type: string
+  data: string
+  created_at: string
+}
+
+type EventRow = Selectable<StreamEventTable>
+
+export function toEvent(row: Pick<EventRow, 'id' | 'type' | 'stream_id' | 'created_at' | 'data'>): StreamEvent {
+  return { id: String(row.id), type: row.type as EventType, streamId: row.stream_id, createdAt: row.created_at, data: JSON.parse(row.data) }
+}
+
+const bumpHead = prepared(2, (db, streamId: string, workspaceId: string) =>
+  db
+    .insertInto('stream_event_heads')
+    .values({ stream_id: streamId, workspace_id: workspaceId, last_id: 1, purged_through: 0 })
+    .onConflict((oc) => oc.column('stream_id').doUpdateSet((eb) => ({ last_id: eb('stream_event_heads.last_id', '+', 1) })))
+    .returning('last_id'),
+)
+
+const insertRow = prepared(6, (db, streamId: string, id: number, workspaceId: string, type: string, data: string, createdAt: string) =>
+  db.insertInto('stream_events').values({ stream_id: streamId, id, workspace_id: workspaceId, type, data, created_at: createdAt }),
+)
+
+/** Appends an event to a stream. Call it with the transaction of the change it reports. */
+export async function appendEvent(
+  db: Kysely<Database>,
+  input: { workspaceId: string; streamId: string; type: EventType; data: unknown },
+): Promise<StreamEvent> {
+  const [head] = await bumpHead(db, input.streamId, input.workspaceId)
+  const id = Number(head?.last_id)
+  const createdAt = now()
+  const data = JSON.stringify(input.data)
+  await insertRow(db, input.streamId, id, input.workspaceId, input.type, data, createdAt)
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`select pg_notify(${EVENTS_CHANNEL}, ${`${input.streamId}:${id}`})`.execute(db)
+  } else {
+    wakeLocally(input.streamId)
+  }
+  return { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: JSON.parse(data) }
+}
+
+const selectAfter = prepared(3, (db, streamId: string, after: number, limit: number) =>
+  db
+    .selectFrom('stream_events')
+    .select(['id', 'type', 'stream_id', 'created_at', 'data'])
+    .where('stream_id', '=', streamId)
+    .where('id', '>', after)
+    .orderBy('id')
+    .limit(limit),
+)
+
+/** The events of a stream after `after`, oldest first. */
+export async function listEvents(db: Kysely<Database>, streamId: string, after: number, limit: number): Promise<StreamEvent[]> {
+  return (await selectAfter(db, streamId, after, limit)).map(toEvent)
+}
+
+export interface StreamHead {
+  /** The id of the stream's latest event (0: none yet). */
+  lastId: number
+  /** Every event up to this id has been removed by retention (0: none). */
+  purgedThrough: number
+}
+
+const selectHead = prepared(1, (db, streamId: string) =>
+  db.selectFrom('stream_event_heads').select(['last_id', 'purged_through']).where('stream_id', '=', streamId),
+)
+
+export async function streamHead(db: Kysely<Database>, streamId: string): Promise<StreamHead> {
+  const [row] = await selectHead(db, streamId)
+  return { lastId: Number(row?.last_id ?? 0), purgedThrough: Number(row?.purged_through ?? 0) }
+}
+
+/**
+ * Retention: removes up to `batch` events created before `cutoff`, stream by stream, and records on each
+ * stream's head what was removed (so an `after` older than that is known to be expired). Returns how many.
+ */
+export async function purgeEvents(db: Kysely<Database>, cutoff: string, batch: number): Promise<number> {
+  const expired = await db
+    .selectFrom('stream_events')
+    .select(['stream_id', 'id'])
+    .where('created_at', '<', cutoff)
+    .orderBy('created_at')
+    .limit(batch)
+    .execute()
+  const through = new Map<string, number>()
+  for (const row of expired) through.set(row.stream_id, Math.max(through.get(row.stream_id) ?? 0, Number(row.id)))
+  let purged = 0
+  for (const [streamId, lastId] of through) {
+    await db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom('stream_events').where('stream_id', '=', streamId).where('id', '<=', lastId).executeTakeFirst()
+      purged += Number(result.numDeletedRows)
+      await trx
+        .updateTable('stream_event_heads')
+        .set((eb) => ({ purged_through: sql<number>`case when ${eb.ref('purged_through')} > ${lastId} then ${eb.ref('purged_through')} else ${lastId} end` }))
+        .where('stream_id', '=', streamId)
+        .execute()
+    })
+  }
+  return purged
+}

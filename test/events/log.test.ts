@@ -1,0 +1,101 @@
+// The event log: every visible change appends its event in the same transaction; per-stream ids grow by
+// one in commit order with no gaps, also under concurrent writers and rollbacks.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { build, dialects, send } from '../helpers.js'
+import { appendEvent, listEvents, streamHead } from '../../src/events/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
+
+const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
+const phase = { id: '0190d5a8-0000-7000-8000-000000000001', phaseName: 'Triage', goal: 'Triaged', instructions: 'Triage it', agentId: '00000000-0000-0000-0000-000000000000', autoAdvance: true, operatorPool: [] }
+
+for (const dialect of dialects()) {
+  describe(`event log (${dialect})`, () => {
+    let app: FastifyInstance
+    let workspaceId: string
+    const newStream = async () => (await send(app, 'POST', '/api/streams', { name: 'events' })).json().id as string
+    before(async () => {
+      app = await build(dialect, { TANDEM_AUTH: 'local' })
+      workspaceId = await ensureWorkspace(app.database.db, 'default')
+    })
+    after(() => app.close())
+
+    it('posting, editing a message and saving a cycle append message.created, message.edited, cycle.saved with the resource as GET returns it', async () => {
+      const streamId = await newStream()
+      const posted = (await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: contentOf('hello') })).json()
+      const edited = (await send(app, 'PATCH', `/api/chat/messages/${posted.id}`, { content: contentOf('hello again') })).json()
+      const cycle = (await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles`, { triggerName: 'manual', description: 'd', phasesTemplate: [phase] })).json()
+      const events = await listEvents(app.database.db, streamId, 0, 10)
+      assert.deepEqual(events.map((e) => [e.id, e.type, e.streamId]), [
+        ['1', 'message.created', streamId],
+        ['2', 'message.edited', streamId],
+        ['3', 'cycle.saved', streamId],
+      ])
+      assert.deepEqual(events[0]?.data, posted)
+      assert.deepEqual(events[1]?.data, edited)
+      assert.deepEqual(events[1]?.data, (await send(app, 'GET', `/api/chat/messages/${posted.id}`)).json())
+      assert.deepEqual(events[2]?.data, cycle)
+      for (const event of events) assert.match(event.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      assert.deepEqual(await streamHead(app.database.db, streamId), { lastId: 3, purgedThrough: 0 })
+    })
+
+    it('a refused change appends nothing; ids are per stream', async () => {
+      const one = await newStream()
+      const two = await newStream()
+      const posted = (await send(app, 'POST', `/api/chat/streams/${one}/messages`, { content: contentOf('a') })).json()
+      assert.equal((await send(app, 'PATCH', `/api/chat/messages/${posted.id}`, { content: contentOf('b') }, { 'if-match': '"7"' })).statusCode, 412)
+      assert.equal((await send(app, 'POST', `/api/chat/streams/${two}/messages`, { content: contentOf('c') })).statusCode, 201)
+      assert.deepEqual((await listEvents(app.database.db, one, 0, 10)).map((e) => e.id), ['1'])
+      assert.deepEqual((await listEvents(app.database.db, two, 0, 10)).map((e) => e.id), ['1'])
+    })
+
+    it('a rolled-back transaction leaves no event and no hole in the ids', async () => {
+      const streamId = await newStream()
+      const db = app.database.db
+      await db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.created', data: { n: 1 } }))
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { n: 2 } })
+          throw new Error('the change failed')
+        }),
+        /the change failed/,
+      )
+      const third = await db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { n: 3 } }))
+      assert.equal(third.id, '2')
+      assert.deepEqual((await listEvents(db, streamId, 0, 10)).map((e) => [e.id, e.data]), [['1', { n: 1 }], ['2', { n: 3 }]])
+    })
+
+    it('concurrent writers to one stream: every id once, in order, and no reader ever sees a gap', async () => {
+      const streamId = await newStream()
+      const db = app.database.db
+      const writers = 120
+      let done = false
+      const gaps: string[] = []
+      let reads = 0
+      const reader = (async () => {
+        while (!done) {
+          const ids = (await listEvents(db, streamId, 0, 1000)).map((e) => Number(e.id))
+          reads++
+          // Yield to the event loop: on SQLite a read completes in microtasks and would starve the writers.
+          await new Promise((resolve) => setImmediate(resolve))
+          ids.forEach((id, i) => {
+            if (id !== i + 1) gaps.push(`saw ${ids.join(',')}`)
+          })
+        }
+      })()
+      const posts = Array.from({ length: writers }, (_, i) =>
+        i % 3 === 0
+          ? db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { i } }))
+          : send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: contentOf(`m${i}`) }),
+      )
+      await Promise.all(posts)
+      done = true
+      await reader
+      assert.deepEqual(gaps.slice(0, 3), [])
+      assert.ok(reads > 1)
+      const ids = (await listEvents(db, streamId, 0, 1000)).map((e) => Number(e.id))
+      assert.deepEqual(ids, Array.from({ length: writers }, (_, i) => i + 1))
+    })
+  })
+}
