@@ -45,7 +45,11 @@ async function openPage(browser: Browser, base: string) {
     if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) problems.push(`CSP: ${message.text()}`)
   })
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  return { page, problems, close: () => context.close() }
+  const eventStreams: string[] = []
+  page.on('response', (response) => {
+    if (response.headers()['content-type']?.startsWith('text/event-stream')) eventStreams.push(response.url())
+  })
+  return { page, problems, eventStreams, close: () => context.close() }
 }
 
 /** axe-core, injected through the debugging protocol (the CSP rightly refuses inline scripts). */
@@ -81,7 +85,7 @@ test('the console in Chromium', async (t) => {
     await t.test(dialect, async (t) => {
       const { app, url } = await serve(dialect)
       t.after(() => app.close())
-      const { page, problems, close } = await openPage(browser, url)
+      const { page, problems, eventStreams, close } = await openPage(browser, url)
       t.after(close)
       const current = () => page
       let streamId = ''
@@ -180,6 +184,8 @@ test('the console in Chromium', async (t) => {
       })
 
       await step(t, current, `${dialect} chat: a message posted through the API appears live`, async () => {
+        // The page follows the stream's events (Server-Sent Events), not a poll.
+        assert.ok(eventStreams.some((u) => u.includes(`/api/streams/${streamId}/events`)), 'the stream page opened its event stream')
         const posted = await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: content('Posted through the API') })
         assert.equal(posted.statusCode, 201)
         await page.locator('.messages').getByText('Posted through the API').waitFor(WAIT)
