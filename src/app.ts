@@ -30,6 +30,9 @@ import { consoleRoutes } from './console/routes.js'
 import { EventHub } from './events/hub.js'
 import { eventRoutes } from './events/routes.js'
 import { startRetention } from './events/retention.js'
+import { createJobs } from './jobs/index.js'
+import { runRoutes } from './runs/routes.js'
+import { taskResultRoutes } from './runs/task-routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -69,6 +72,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(jsonBodies)
   await app.register(lowerCasePathIds)
   await app.register(securityHeaders)
+  // Tests give each PostgreSQL schema its own graphile-worker schema beside it.
+  const jobs = await createJobs(app.database, {
+    concurrency: config.workers,
+    databaseUrl: config.databaseUrl,
+    ...(app.database.schema ? { schema: `${app.database.schema}_jobs` } : {}),
+  })
+  app.addHook('onReady', async () => jobs.start(app))
+  app.addHook('preClose', async () => jobs.stop())
 
   // Events: one listener per instance; open event streams end before the server stops (preClose), so that
   // shutdown is not held up by them.
@@ -106,9 +117,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
       await api.register(eventRoutes)
+      await api.register(runRoutes)
     },
     { prefix: '/api' },
   )
+  // Outside the API-key authentication above: a task's result is answered with the task's own token.
+  await app.register(taskResultRoutes, { prefix: '/api' })
   await app.register(consoleRoutes)
   return app
 }

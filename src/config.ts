@@ -35,6 +35,20 @@ export interface Config {
   sseMaxBufferBytes: number
   /** The first webhook retry waits this long; each next one 4× longer. */
   webhookRetryBaseMs: number
+  /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
+  workers: number
+  runs: RunsConfig
+}
+
+/** The run engine's settings (README "Runs"). */
+export interface RunsConfig {
+  /** Base of the `result.url` handed to agents; null: the listening URL. */
+  publicUrl: string | null
+  taskLeaseS: number
+  taskTimeoutS: number
+  dispatchTimeoutMs: number
+  dispatchAttempts: number
+  pollIntervalMs: number
 }
 
 export class ConfigError extends Error {
@@ -92,6 +106,12 @@ export function parseRateLimit(raw: string): RateLimit | null {
   return { max: Number(match[1]), windowMs: WINDOWS[match[2] as string] as number }
 }
 
+function parsePublicUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null
+  if (!/^https?:\/\//.test(raw) || !URL.canParse(raw)) throw new ConfigError('TANDEM_PUBLIC_URL', `must be an absolute http or https URL, got "${raw}"`)
+  return raw.replace(/\/+$/, '')
+}
+
 function parseOrigins(raw: string | undefined): string[] | null {
   if (raw === undefined || raw.trim() === '') return null
   const origins = raw.split(',').map((o) => o.trim())
@@ -129,5 +149,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),
     sseMaxBufferBytes: parseInteger('TANDEM_SSE_MAX_BUFFER_BYTES', env.TANDEM_SSE_MAX_BUFFER_BYTES ?? String(1024 * 1024), 1024, 1024 * 1024 * 1024),
     webhookRetryBaseMs: parseInteger('TANDEM_WEBHOOK_RETRY_BASE_MS', env.TANDEM_WEBHOOK_RETRY_BASE_MS ?? '5000', 1, 86400000),
+    workers: parseInteger('TANDEM_WORKERS', env.TANDEM_WORKERS ?? '8', 0, 1000),
+    runs: {
+      publicUrl: parsePublicUrl(env.TANDEM_PUBLIC_URL),
+      taskLeaseS: parseInteger('TANDEM_TASK_LEASE_S', env.TANDEM_TASK_LEASE_S ?? '300', 1, 86400),
+      taskTimeoutS: parseInteger('TANDEM_TASK_TIMEOUT_S', env.TANDEM_TASK_TIMEOUT_S ?? '3600', 1, 30 * 86400),
+      dispatchTimeoutMs: parseInteger('TANDEM_DISPATCH_TIMEOUT_MS', env.TANDEM_DISPATCH_TIMEOUT_MS ?? '30000', 1, 600000),
+      dispatchAttempts: parseInteger('TANDEM_DISPATCH_ATTEMPTS', env.TANDEM_DISPATCH_ATTEMPTS ?? '5', 1, 100),
+      pollIntervalMs: parseInteger('TANDEM_POLL_INTERVAL_MS', env.TANDEM_POLL_INTERVAL_MS ?? '10000', 1, 3600000),
+    },
   }
 }

@@ -16,6 +16,8 @@ describe('configuration', () => {
       corsOrigins: null,
       requestTimeoutMs: 120000,
       logLevel: 'info',
+      workers: 8,
+      runs: { publicUrl: null, taskLeaseS: 300, taskTimeoutS: 3600, dispatchTimeoutMs: 30000, dispatchAttempts: 5, pollIntervalMs: 10000 },
     })
   })
 

@@ -56,7 +56,8 @@ export async function freshDatabase(dialect: Dialect, options: { ownDatabase?: b
     return { url: url.toString(), drop: () => adminQuery(`drop database ${name} with (force)`) }
   }
   await adminQuery(`create schema ${name}`)
-  return { url: POSTGRES_URL, schema: name, drop: () => adminQuery(`drop schema ${name} cascade`) }
+  // `<name>_jobs`: graphile-worker's schema beside it (see app.ts).
+  return { url: POSTGRES_URL, schema: name, drop: () => adminQuery(`drop schema if exists ${name}_jobs cascade; drop schema ${name} cascade`) }
 }
 
 export async function build(dialect: Dialect, env: Record<string, string> = {}): Promise<FastifyInstance> {

@@ -45,6 +45,7 @@ export const Message = Type.Object({
   id: Uuid,
   streamId: Uuid,
   authorId: Uuid,
+  authorType: StringEnum(['principal', 'agent'], { description: 'principal: a person or key; agent: posted by a run for the agent authorId' }),
   content: Content,
   text: Type.String({ description: 'plain-text rendering of content' }),
   revision: Type.Integer({ minimum: 1 }),

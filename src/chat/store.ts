@@ -14,12 +14,13 @@ import { appendEvent } from '../events/store.js'
 
 type MessageRow = Selectable<MessageTable>
 
-const insertRow = prepared(7, (db, id: string, workspaceId: string, streamId: string, authorId: string, content: string, text: string, createdAt: string) =>
+const insertRow = prepared(8, (db, id: string, workspaceId: string, streamId: string, authorId: string, authorType: 'principal' | 'agent', content: string, text: string, createdAt: string) =>
   db.insertInto('messages').values({
     id,
     workspace_id: workspaceId,
     stream_id: streamId,
     author_id: authorId,
+    author_type: authorType,
     content,
     text,
     revision: 1,
@@ -35,6 +36,7 @@ function toMessage(row: MessageRow): Message {
     id: row.id,
     streamId: row.stream_id,
     authorId: row.author_id,
+    authorType: row.author_type,
     content: JSON.parse(row.content),
     text: row.text,
     revision: Number(row.revision),
@@ -56,20 +58,21 @@ const editAny = prepared(7, (db, content: string, text: string, editedAt: string
 )
 export async function insertMessage(
   db: Kysely<Database>,
-  input: { workspaceId: string; streamId: string; authorId: string; content: Content },
+  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content },
 ): Promise<Message> {
   const row: MessageRow = {
     id: newId(),
     workspace_id: input.workspaceId,
     stream_id: input.streamId,
     author_id: input.authorId,
+    author_type: input.authorType ?? 'principal',
     content: JSON.stringify(input.content),
     text: renderText(input.content),
     revision: 1,
     created_at: now(),
     edited_at: null,
   }
-  await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.content, row.text, row.created_at)
+  await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
   const message = toMessage(row)
   await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message })
   return message
@@ -85,6 +88,12 @@ export async function listMessages(db: Kysely<Database>, workspaceId: string, st
   if (after) query = query.where('id', '>', after)
   const rows = await query.orderBy('id').limit(limit).execute()
   return rows.map(toMessage)
+}
+
+/** The stream's latest `count` messages, oldest first (what a task hands its agent). */
+export async function listLatestMessages(db: Kysely<Database>, workspaceId: string, streamId: string, count: number): Promise<Message[]> {
+  const rows = await db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId).where('stream_id', '=', streamId).orderBy('id', 'desc').limit(count).execute()
+  return rows.reverse().map(toMessage)
 }
 
 export type EditOutcome = { message: Message } | { refused: 'not-found' | 'forbidden' | 'stale'; current?: Message }

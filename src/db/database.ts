@@ -7,6 +7,8 @@ import type { MessageRevisionTable, MessageTable } from '../chat/chat.table.js'
 import type { CycleTable } from '../cycles/cycles.table.js'
 import type { IdempotencyRequestTable } from '../idempotency/idempotency.table.js'
 import type { StreamEventHeadTable, StreamEventTable } from '../events/store.js'
+import type { JobTable } from '../jobs/sqlite.js'
+import type { RunTable, RunTaskTable } from '../runs/store.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -19,4 +21,7 @@ export interface Database {
   message_revisions: MessageRevisionTable
   stream_event_heads: StreamEventHeadTable
   stream_events: StreamEventTable
+  jobs: JobTable
+  runs: RunTable
+  run_tasks: RunTaskTable
 }

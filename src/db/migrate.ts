@@ -5,6 +5,8 @@ import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as idempotencyPerPrincipal from './migrations/0004_idempotency_per_principal.js'
 import * as events from './migrations/0020_events.js'
+import * as jobs from './migrations/0015_jobs.js'
+import * as runs from './migrations/0016_runs.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -13,6 +15,8 @@ const migrations: Record<string, Migration> = {
   '0003_idempotency_keys': idempotencyKeys,
   '0004_idempotency_per_principal': idempotencyPerPrincipal,
   '0020_events': events,
+  '0015_jobs': jobs,
+  '0016_runs': runs,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

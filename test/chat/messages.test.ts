@@ -42,6 +42,7 @@ for (const dialect of dialects()) {
         id: undefined,
         streamId,
         authorId: '00000000-0000-7000-8000-000000000001',
+        authorType: 'principal',
         content: contentOf('Hello', 'world'),
         text: 'Hello\nworld',
         revision: 1,

@@ -63,6 +63,11 @@ export type DeliveryOutcome =
 
 export interface Adapter {
   readonly providerType: string
+  /**
+   * `push` (default): the engine calls `deliver` from a delivery job. `claim`: nothing is sent; an agent key
+   * claims the task (POST /api/tasks/claim) and answers at result.url. (Added by the run engine.)
+   */
+  readonly delivery?: 'push' | 'claim'
   /** Why this agent cannot be called at all (→ agent-unavailable at once), or null. E.g. "config.model is not set". */
   unavailable(agent: AgentTarget): string | null
   deliver(payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome>

@@ -1976,6 +1976,11 @@ export interface paths {
                                 streamId: string;
                                 /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                                 authorId: string;
+                                /**
+                                 * @description principal: a person or key; agent: posted by a run for the agent authorId
+                                 * @enum {string}
+                                 */
+                                authorType: "principal" | "agent";
                                 /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
                                 content: {
                                     blocks: {
@@ -2247,6 +2252,11 @@ export interface paths {
                             streamId: string;
                             /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                             authorId: string;
+                            /**
+                             * @description principal: a person or key; agent: posted by a run for the agent authorId
+                             * @enum {string}
+                             */
+                            authorType: "principal" | "agent";
                             /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
                             content: {
                                 blocks: {
@@ -2499,6 +2509,11 @@ export interface paths {
                             streamId: string;
                             /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                             authorId: string;
+                            /**
+                             * @description principal: a person or key; agent: posted by a run for the agent authorId
+                             * @enum {string}
+                             */
+                            authorType: "principal" | "agent";
                             /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
                             content: {
                                 blocks: {
@@ -2775,6 +2790,11 @@ export interface paths {
                             streamId: string;
                             /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                             authorId: string;
+                            /**
+                             * @description principal: a person or key; agent: posted by a run for the agent authorId
+                             * @enum {string}
+                             */
+                            authorType: "principal" | "agent";
                             /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
                             content: {
                                 blocks: {
@@ -4530,10 +4550,259 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/cycles/streams/{streamId}/cycles/{cycleId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run of a saved cycle
+         * @description The run starts `queued` and begins its first phase at once; it copies the cycle's phases. Honours `Idempotency-Key`.
+         */
+        post: operations["startRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/streams/{streamId}/triggers/{triggerName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run of every saved cycle of the stream with this trigger name
+         * @description Trigger names compare case-insensitively; none matching gives `{ "runs": [] }`. Honours `Idempotency-Key`.
+         */
+        post: operations["fireTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/cycles/streams/{streamId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the runs of a stream, oldest first */
+        get: operations["listRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a run */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`.
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/phases/{phaseRunId}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve, revise or reject a phase awaiting a decision
+         * @description Who decides: a principal whose handle is in the phase's operatorPool; with an empty pool, any admin or member. `revise` needs a `note` (422 without) and is refused on people's work (nil agent).
+         */
+        post: operations["decidePhase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim the oldest open task of the calling agent (agent keys only)
+         * @description Waits up to `waitSeconds` (0–30, default 0) for a task; 204 when none arrives. A claimed task is leased for TANDEM_TASK_LEASE_S (300 s here); unanswered by then it can be claimed again, with a new token.
+         */
+        post: operations["claimTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/{taskId}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a task: its output, or an error
+         * @description Body: `{ "output": { "text": "…" } }`, `{ "output": { "content": <rich text> } }` or `{ "error": { "detail": "…" } }`. Authorization: Bearer <result.token> or an agent key of the task's agent. 409 `task-closed` when the task is already answered, canceled or superseded.
+         */
+        post: operations["submitTaskResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /**
+         * RunProblem
+         * @description why a phase or run failed (RFC 9457 problem details)
+         */
+        "def-2": {
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+        } | null;
+        /** PhaseRun */
+        "def-3": {
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseId: string;
+            index: number;
+            phaseName: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            agentId: string;
+            goal: string;
+            instructions: string;
+            autoAdvance: boolean;
+            operatorPool: string[];
+            /** @enum {string} */
+            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            /** @description tasks handed to the agent so far (0 for people's work) */
+            attempts: number;
+            output: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                messageId: string;
+                text: string;
+            } | null;
+            error: components["schemas"]["def-2"];
+            decisions: components["schemas"]["def-4"][];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+        };
+        /** RunDecision */
+        "def-4": {
+            /** @enum {string} */
+            decision: "approve" | "revise" | "reject";
+            note: string | null;
+            principalId: string;
+            handle: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            at: string;
+        };
+        /** Run */
+        "def-5": {
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            cycleId: string;
+            triggerName: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+            /** @description any JSON object */
+            input: {
+                [key: string]: unknown;
+            };
+            /** @description the principal id that started the run */
+            createdBy: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+            error: components["schemas"]["def-2"];
+            phases: components["schemas"]["def-3"][];
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -4664,6 +4933,1955 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    startRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description any JSON object */
+                    input?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        id: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        streamId: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        cycleId: string;
+                        triggerName: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+                        /** @description any JSON object */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        /** @description the principal id that started the run */
+                        createdBy: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        finishedAt: string | null;
+                        error: components["schemas"]["def-2"];
+                        phases: components["schemas"]["def-3"][];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    fireTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+                triggerName: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description any JSON object */
+                    input?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runs: components["schemas"]["def-5"][];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                status?: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["def-5"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        id: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        streamId: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        cycleId: string;
+                        triggerName: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+                        /** @description any JSON object */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        /** @description the principal id that started the run */
+                        createdBy: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        finishedAt: string | null;
+                        error: components["schemas"]["def-2"];
+                        phases: components["schemas"]["def-3"][];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        id: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        streamId: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        cycleId: string;
+                        triggerName: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+                        /** @description any JSON object */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        /** @description the principal id that started the run */
+                        createdBy: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        finishedAt: string | null;
+                        error: components["schemas"]["def-2"];
+                        phases: components["schemas"]["def-3"][];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    decidePhase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                phaseRunId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    decision: "approve" | "revise" | "reject";
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        id: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        streamId: string;
+                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                        cycleId: string;
+                        triggerName: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+                        /** @description any JSON object */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        /** @description the principal id that started the run */
+                        createdBy: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        startedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC with milliseconds
+                         */
+                        finishedAt: string | null;
+                        error: components["schemas"]["def-2"];
+                        phases: components["schemas"]["def-3"][];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    claimTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    waitSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        task: {
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            id: string;
+                            attempt: number;
+                        };
+                        run: {
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            id: string;
+                            input: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        stream: {
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            id: string;
+                            name: string;
+                        };
+                        cycle: {
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            id: string;
+                            triggerName: string;
+                            description: string | null;
+                        };
+                        phase: {
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            id: string;
+                            index: number;
+                            phaseName: string;
+                            goal: string;
+                            instructions: string;
+                            feedback: string | null;
+                        };
+                        agent: {
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            id: string;
+                            name: string;
+                            instructions: string | null;
+                            config: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        previous: {
+                            phaseName: string;
+                            text: string;
+                        }[];
+                        messages: {
+                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                            id: string;
+                            authorId: string;
+                            /** @enum {string} */
+                            authorType: "principal" | "agent";
+                            text: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
+                            createdAt: string;
+                        }[];
+                        result: {
+                            url: string;
+                            token: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    submitTaskResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    output?: {
+                        text?: string;
+                        /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
+                        content?: {
+                            blocks: {
+                                /** @enum {string} */
+                                type: "rich_text";
+                                elements: {
+                                    /** @enum {string} */
+                                    type: "paragraph";
+                                    /** @enum {string} */
+                                    direction?: "ltr" | "rtl";
+                                    children: {
+                                        /** @enum {string} */
+                                        type: "text";
+                                        text: string;
+                                        style?: {
+                                            bold?: boolean;
+                                            italic?: boolean;
+                                            strikethrough?: boolean;
+                                            code?: boolean;
+                                        };
+                                    }[];
+                                }[];
+                            }[];
+                        };
+                    };
+                    error?: {
+                        detail: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        accepted: true;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        instance?: string;
+                        errors?: {
+                            pointer: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

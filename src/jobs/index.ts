@@ -1,0 +1,133 @@
+// Durable background jobs: work that must happen even if the process dies (deliveries, time-outs, polls).
+//
+// API (for every feature):
+//   registerJobHandler(name, handler)       at module load; `handler(payload, context)` runs the job. Throwing
+//                                            retries it with exponential back-off (2^attempt s, at most
+//                                            `maxAttempts`, default 25), so a handler must be safe to run again.
+//   enqueueJob(trx, name, payload, { runAt?, jobKey?, maxAttempts? })
+//                                            adds a job INSIDE the caller's transaction: it exists only if the
+//                                            transaction commits. A `jobKey` replaces the pending job with that
+//                                            key (its payload and run time); a running one is left to finish.
+//   removeJob(trx, jobKey)                  drops the pending job with that key (e.g. a time-out no longer due).
+//   createJobs(database, options) / jobs.start(app) / jobs.stop()
+//                                            wiring done once by buildApp (see app.ts); `TANDEM_WORKERS` is the
+//                                            concurrency, 0 runs no jobs here (an HTTP-only instance).
+//
+// SQLite (one process): the `jobs` table and an in-process worker, woken at once by enqueueJob and by a timer
+// for the next due job (the schedule itself is in the table); at start-up it takes back every job that was
+// running when the process stopped. PostgreSQL: graphile-worker 0.17 in the same database (its own schema),
+// jobs added with `add_job(...)` on the caller's transaction, so any instance runs any job and a crashed
+// instance's jobs are taken over when their lock expires.
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { sql, type Kysely } from 'kysely'
+import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker'
+import type { Database } from '../db/database.js'
+import type { Db } from '../db/connect.js'
+import { SqliteJobWorker } from './sqlite.js'
+import { handlers } from './registry.js'
+
+export { registerJobHandler, type JobContext, type JobHandler } from './registry.js'
+
+export interface EnqueueOptions {
+  runAt?: Date
+  jobKey?: string
+  maxAttempts?: number
+}
+
+
+export const DEFAULT_MAX_ATTEMPTS = 25
+
+type Runtime = { kind: 'sqlite'; worker: SqliteJobWorker } | { kind: 'postgres'; schema: string }
+
+// A database and its transactions share one adapter object: it finds the runtime of any `db` or `trx`.
+const runtimes = new WeakMap<object, Runtime>()
+
+function runtimeOf(db: Kysely<Database>): Runtime {
+  const runtime = runtimes.get(db.getExecutor().adapter)
+  if (!runtime) throw new Error('jobs are not set up for this database (createJobs was not called)')
+  return runtime
+}
+
+export async function enqueueJob(db: Kysely<Database>, name: string, payload: unknown, options: EnqueueOptions = {}): Promise<void> {
+  const runtime = runtimeOf(db)
+  const runAt = options.runAt ?? new Date()
+  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
+  if (runtime.kind === 'postgres') {
+    await sql`select ${sql.id(runtime.schema)}.add_job(${name}, ${JSON.stringify(payload)}::json, run_at => ${runAt.toISOString()}::timestamptz, job_key => ${options.jobKey ?? null}::text, max_attempts => ${maxAttempts}::int)`.execute(db)
+    return
+  }
+  await runtime.worker.enqueue(db, name, payload, runAt, options.jobKey ?? null, maxAttempts)
+}
+
+export async function removeJob(db: Kysely<Database>, jobKey: string): Promise<void> {
+  const runtime = runtimeOf(db)
+  if (runtime.kind === 'postgres') {
+    await sql`select ${sql.id(runtime.schema)}.remove_job(${jobKey})`.execute(db)
+    return
+  }
+  await runtime.worker.remove(db, jobKey)
+}
+
+export interface JobsOptions {
+  /** Jobs run at once by this process; 0: none (enqueueing still works). */
+  concurrency: number
+  /** PostgreSQL only: the connection string (graphile-worker keeps its own small pool). */
+  databaseUrl: string
+  /** PostgreSQL only: graphile-worker's schema (default graphile_worker; tests give each database its own). */
+  schema?: string
+  /** How often future jobs are looked for on PostgreSQL (new jobs arrive by LISTEN/NOTIFY at once). */
+  pollIntervalMs?: number
+}
+
+export interface Jobs {
+  start(app: FastifyInstance): Promise<void>
+  stop(): Promise<void>
+}
+
+function workerLogger(log: FastifyBaseLogger): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const fields = { job: scope.taskIdentifier, jobId: scope.jobId, ...(meta ?? {}) }
+    if (level === 'error') log.error(fields, message)
+    else if (level === 'warning') log.warn(fields, message)
+    else log.debug(fields, message)
+  })
+}
+
+/** Sets up the job runtime of a database (before the first enqueue); `start` begins running jobs. */
+export async function createJobs(database: Db, options: JobsOptions): Promise<Jobs> {
+  const adapter = database.db.getExecutor().adapter
+  if (database.dialect === 'sqlite') {
+    const worker = new SqliteJobWorker(database.db, options.concurrency)
+    runtimes.set(adapter, { kind: 'sqlite', worker })
+    return { start: (app) => worker.start(app), stop: () => worker.stop() }
+  }
+  const schema = options.schema ?? 'graphile_worker'
+  // Migrate even on an HTTP-only instance: add_job must exist for its transactions.
+  await runMigrations({ connectionString: options.databaseUrl, schema, logger: new WorkerLogger(() => () => {}) })
+  runtimes.set(adapter, { kind: 'postgres', schema })
+  let runner: Runner | undefined
+  return {
+    async start(app) {
+      if (options.concurrency === 0) return
+      const taskList: TaskList = {}
+      for (const [name, handler] of handlers) {
+        taskList[name] = (payload, helpers) =>
+          handler(payload, { app, attempt: helpers.job.attempts, jobKey: helpers.job.key, signal: helpers.abortSignal })
+      }
+      runner = await run({
+        connectionString: options.databaseUrl,
+        schema,
+        concurrency: options.concurrency,
+        maxPoolSize: Math.min(options.concurrency + 2, 12),
+        pollInterval: options.pollIntervalMs ?? 1000,
+        noHandleSignals: true,
+        taskList,
+        logger: workerLogger(app.log),
+      })
+    },
+    async stop() {
+      await runner?.stop()
+      runner = undefined
+    },
+  }
+}

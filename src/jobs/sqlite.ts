@@ -1,0 +1,169 @@
+// The in-process job worker of SQLite deployments (one process owns the database file). Jobs are rows of
+// `jobs`; the worker takes due rows (`locked_at` set), runs their handler, and deletes them when done. It is
+// woken at once by each enqueue, and by a timer for the earliest future job; the timer is only a wake-up, the
+// schedule lives in the table, so a restart loses nothing: start() takes back every job still locked.
+import type { FastifyInstance } from 'fastify'
+import type { Kysely, Selectable } from 'kysely'
+import type { Database } from '../db/database.js'
+import { newId, now } from '../ids.js'
+import { jobHandler } from './registry.js'
+
+export interface JobTable {
+  id: string
+  name: string
+  payload: string
+  run_at: string
+  attempts: number
+  max_attempts: number
+  job_key: string | null
+  locked_at: string | null
+  last_error: string | null
+}
+
+type JobRow = Selectable<JobTable>
+
+// setTimeout's limit; a job further away is looked at again then.
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Graphile-worker's back-off, so that both databases retry alike: e^attempts seconds, at most e^10 (6 h). */
+export const retryDelayMs = (attempts: number) => Math.round(Math.exp(Math.min(attempts, 10)) * 1000)
+
+export class SqliteJobWorker {
+  private app: FastifyInstance | undefined
+  private running = 0
+  private stopped = true
+  private filling = false
+  private fillAgain = false
+  private wakeQueued = false
+  private timer: NodeJS.Timeout | undefined
+  private readonly abort = new AbortController()
+  private idle: (() => void) | undefined
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly concurrency: number,
+  ) {}
+
+  async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number): Promise<void> {
+    const row: JobRow = {
+      id: newId(), name, payload: JSON.stringify(payload), run_at: runAt.toISOString(), attempts: 0, max_attempts: maxAttempts,
+      job_key: jobKey, locked_at: null, last_error: null,
+    }
+    if (jobKey !== null) {
+      const replaced = await db
+        .updateTable('jobs')
+        .set({ name, payload: row.payload, run_at: row.run_at, attempts: 0, max_attempts: maxAttempts, last_error: null })
+        .where('job_key', '=', jobKey)
+        .where('locked_at', 'is', null)
+        .executeTakeFirst()
+      if (Number(replaced.numUpdatedRows) > 0) return this.wake()
+      // A running job keeps running; it gives up its key to the new one.
+      await db.updateTable('jobs').set({ job_key: null }).where('job_key', '=', jobKey).execute()
+    }
+    await db.insertInto('jobs').values(row).execute()
+    // The worker's query waits for the connection, so it sees the row once the caller's transaction commits.
+    this.wake()
+  }
+
+  async remove(db: Kysely<Database>, jobKey: string): Promise<void> {
+    await db.deleteFrom('jobs').where('job_key', '=', jobKey).where('locked_at', 'is', null).execute()
+  }
+
+  async start(app: FastifyInstance): Promise<void> {
+    this.app = app
+    if (this.concurrency === 0) return
+    // One process per SQLite file: whatever is locked was running when the last process stopped.
+    const resumed = await this.db.updateTable('jobs').set({ locked_at: null }).where('locked_at', 'is not', null).executeTakeFirst()
+    if (Number(resumed.numUpdatedRows) > 0) app.log.info({ jobs: Number(resumed.numUpdatedRows) }, 'resuming jobs that were running at the last stop')
+    this.stopped = false
+    this.wake()
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    this.abort.abort()
+    if (this.running > 0) await new Promise<void>((resolve) => (this.idle = resolve))
+  }
+
+  wake(): void {
+    if (this.stopped || this.wakeQueued) return
+    this.wakeQueued = true
+    setImmediate(() => {
+      this.wakeQueued = false
+      void this.fill()
+    })
+  }
+
+  private async fill(): Promise<void> {
+    if (this.stopped) return
+    if (this.filling) {
+      this.fillAgain = true
+      return
+    }
+    this.filling = true
+    try {
+      while (!this.stopped && this.running < this.concurrency) {
+        const lockedAt = now()
+        const due = this.db.selectFrom('jobs').select('id').where('locked_at', 'is', null).where('run_at', '<=', lockedAt).orderBy('run_at').orderBy('id').limit(this.concurrency - this.running)
+        const rows = await this.db.updateTable('jobs').set({ locked_at: lockedAt }).where('id', 'in', due).returningAll().execute()
+        if (rows.length === 0) break
+        for (const row of rows) {
+          this.running++
+          void this.runJob(row)
+        }
+      }
+      if (!this.stopped) {
+        const next = await this.db.selectFrom('jobs').select('run_at').where('locked_at', 'is', null).orderBy('run_at').limit(1).executeTakeFirst()
+        clearTimeout(this.timer)
+        if (next) this.timer = setTimeout(() => this.wake(), Math.min(Math.max(Date.parse(next.run_at) - Date.now(), 0), MAX_TIMER_MS))
+      }
+    } catch (error) {
+      this.app?.log.error({ err: error }, 'the job worker could not read the jobs table; retrying in 1 s')
+      clearTimeout(this.timer)
+      this.timer = setTimeout(() => this.wake(), 1000)
+    } finally {
+      this.filling = false
+      if (this.fillAgain) {
+        this.fillAgain = false
+        this.wake()
+      }
+    }
+  }
+
+  private async runJob(row: JobRow): Promise<void> {
+    const attempt = row.attempts + 1
+    try {
+      const handler = jobHandler(row.name)
+      if (!handler) throw new Error(`no handler for job ${row.name}`)
+      await handler(JSON.parse(row.payload), { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
+      await this.db.deleteFrom('jobs').where('id', '=', row.id).execute()
+    } catch (error) {
+      await this.recordFailure(row, attempt, error).catch((failure) => this.app?.log.error({ err: failure, job: row.name }, 'could not record a job failure'))
+    } finally {
+      this.running--
+      if (this.stopped && this.running === 0) this.idle?.()
+      this.wake()
+    }
+  }
+
+  private async recordFailure(row: JobRow, attempt: number, error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error)
+    if (this.stopped) {
+      // Interrupted by shutdown: not the job's fault; it runs again at the next start.
+      await this.db.updateTable('jobs').set({ locked_at: null }).where('id', '=', row.id).execute()
+      return
+    }
+    if (attempt >= row.max_attempts) {
+      this.app?.log.error({ job: row.name, jobId: row.id, attempts: attempt, error: message }, 'job failed for the last time; dropped')
+      await this.db.deleteFrom('jobs').where('id', '=', row.id).execute()
+      return
+    }
+    this.app?.log.warn({ job: row.name, jobId: row.id, attempt, error: message }, 'job failed; will retry')
+    await this.db
+      .updateTable('jobs')
+      .set({ attempts: attempt, locked_at: null, last_error: message.slice(0, 2000), run_at: new Date(Date.now() + retryDelayMs(attempt)).toISOString() })
+      .where('id', '=', row.id)
+      .execute()
+  }
+}

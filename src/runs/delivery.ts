@@ -1,0 +1,163 @@
+// Delivery: the jobs that move runs forward outside requests. `runs.start` begins a queued run; `runs.deliver`
+// hands a task to its agent through the adapter (and, for vendors that work slowly, looks again later);
+// `runs.task-timeout` fails a task nobody answered. A delivery that fails transiently is retried with
+// exponential back-off and jitter from 1 s (Retry-After honoured), at most TANDEM_DISPATCH_ATTEMPTS times.
+//
+// On PostgreSQL several instances deliver: an instance takes a task's delivery lease (dispatch time-out + 5 s)
+// and, in the same transaction, schedules a watchdog delivery for when the lease ends; if the instance dies
+// mid-delivery, any other instance delivers the task again then (same task id, so the same webhook-id).
+import type { FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { findAgent } from '../agents/store.js'
+import { enqueueJob, registerJobHandler, removeJob } from '../jobs/index.js'
+import { now } from '../ids.js'
+import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
+import { adapterFor } from './adapters/index.js'
+import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, startRun, type DeliveryJob, type Transition } from './machine.js'
+import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
+import { buildTaskPayload, publicBase } from './tasks.js'
+import { readAgentSecret } from './secrets.js'
+import { outboundClient } from './outbound.js'
+import type { RunProblem } from './schemas.js'
+
+const LEASE_MARGIN_MS = 5000
+const MAX_BACKOFF_MS = 10 * 60 * 1000
+
+/** Delay before delivery number `next` (2, 3, …): 1 s, 2 s, 4 s … plus up to 25 % jitter, or Retry-After if longer. */
+export function backoffMs(next: number, retryAfterMs?: number): number {
+  const base = Math.min(1000 * 2 ** (next - 2), MAX_BACKOFF_MS)
+  return Math.max(Math.round(base * (1 + Math.random() * 0.25)), retryAfterMs ?? 0)
+}
+
+export type Settlement = { output: AgentOutput } | { problem: RunProblem }
+
+/**
+ * Closes an open task and moves its phase on, in one transaction: the run is locked first, so a cancel or a
+ * second answer racing with this one sees the task closed. 'closed' when the task no longer takes an answer.
+ */
+export async function settleTask(db: Kysely<Database>, settings: FastifyInstance['config']['runs'], taskId: string, settlement: Settlement): Promise<'settled' | 'closed'> {
+  return db.transaction().execute(async (trx) => {
+    const task = await findTask(trx, taskId)
+    if (!task) return 'closed'
+    const locked = await lockRun(trx, task.run_id)
+    if (!locked) return 'closed'
+    if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed'
+    const t: Transition = { db: trx, workspaceId: locked.workspaceId, settings }
+    if ('output' in settlement) await phaseAnswered(t, locked.run, task.phase_run_id, settlement.output)
+    else await phaseFailed(t, locked.run, task.phase_run_id, settlement.problem)
+    return 'settled'
+  })
+}
+
+const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
+
+/** One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more. */
+async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null } | null> {
+  const { db } = app.database
+  const run = await findRun(db, task.workspace_id, task.run_id)
+  if (!run) return null
+  const unavailable = (detail: string) => ({ outcome: { kind: 'failed', code: 'agent-unavailable', detail } as DeliveryOutcome, secret: null })
+  const agent = await findAgent(db, task.workspace_id, task.agent_id)
+  if (!agent) return unavailable(`The agent ${task.agent_id} no longer exists.`)
+  const adapter = adapterFor(agent.providerType)
+  if (!adapter) return unavailable(`Agents of providerType ${agent.providerType} cannot be called by this server.`)
+  let secret: string | null = null
+  if (agent.credentialId) {
+    secret = await readAgentSecret(db, task.workspace_id, agent.credentialId)
+    if (secret === null) return unavailable(`The credential ${agent.credentialId} the agent names does not exist.`)
+  }
+  const target: AgentTarget = {
+    id: agent.id, name: agent.name, providerType: agent.providerType, authMode: agent.authMode, endpointUrl: agent.endpointUrl,
+    config: agent.config as JsonObject, instructions: agent.instructions, secret,
+  }
+  const reason = adapter.unavailable(target)
+  if (reason) return unavailable(`The agent cannot be called: ${reason}.`)
+  const payload = await buildTaskPayload(db, { task, token: job.token, run, agent, base: publicBase(app) })
+  const timeoutMs = app.config.runs.dispatchTimeoutMs
+  const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)])
+  const client = outboundClient(app)
+  const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs }
+  try {
+    const outcome = job.poll && adapter.poll ? await adapter.poll(job.poll, payload, target, context) : await adapter.deliver(payload, target, context)
+    if (shutdown.aborted) throw new Error('shutting down')
+    return { outcome, secret }
+  } catch (error) {
+    if (shutdown.aborted) throw error // not the agent's fault: the job runs again after the restart
+    if ((error as Error).name === 'EgressDeniedError') return { outcome: { kind: 'failed', code: 'egress-denied', detail: (error as Error).message }, secret }
+    app.log.warn({ err: error, taskId: task.id, providerType: agent.providerType }, 'adapter threw; treated as a transient failure')
+    return { outcome: { kind: 'retry', detail: `the adapter failed: ${(error as Error).message}` }, secret }
+  }
+}
+
+async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
+  const { db, dialect } = app.database
+  const settings = app.config.runs
+  const task = await findTask(db, job.taskId)
+  if (!task || task.state !== 'open') return
+  const key = `deliver:${task.id}`
+  if (dialect === 'postgres') {
+    const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
+    const leased = await db.transaction().execute(async (trx) => {
+      const at = Date.now()
+      const ok = await leaseTask(trx, task.id, new Date(at).toISOString(), new Date(at + leaseMs).toISOString())
+      // The watchdog: delivers again if this instance (or the lease holder) dies before it is done.
+      await enqueueJob(trx, DELIVER_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) })
+      return ok
+    })
+    if (!leased) return
+  }
+  const result = await attempt(app, task, job, shutdown)
+  if (!result) return
+  const { outcome, secret } = result
+  const done = async () => {
+    if (dialect !== 'postgres') return
+    await db.transaction().execute(async (trx) => {
+      await releaseTaskLease(trx, task.id)
+      await removeJob(trx, key)
+    })
+  }
+  switch (outcome.kind) {
+    case 'answered':
+      await settleTask(db, settings, task.id, { output: outcome.output })
+      return done()
+    case 'failed':
+      await settleTask(db, settings, task.id, { problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
+      return done()
+    case 'accepted':
+      return done()
+    case 'poll':
+    case 'retry': {
+      if (outcome.kind === 'retry' && job.dispatch >= settings.dispatchAttempts) {
+        const detail = `No delivery succeeded after ${job.dispatch} attempt${job.dispatch === 1 ? '' : 's'}; the last: ${scrub(outcome.detail, secret)}.`
+        await settleTask(db, settings, task.id, { problem: runProblem('agent-unreachable', detail) })
+        return done()
+      }
+      const next: DeliveryJob =
+        outcome.kind === 'poll' ? { ...job, poll: outcome.state, dispatch: 1 } : { ...job, dispatch: job.dispatch + 1 }
+      const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(next.dispatch, outcome.retryAfterMs)
+      await db.transaction().execute(async (trx) => {
+        if (dialect === 'postgres') await releaseTaskLease(trx, task.id)
+        await enqueueJob(trx, DELIVER_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
+      })
+      return
+    }
+  }
+}
+
+registerJobHandler(START_JOB, async (payload: { runId: string }, context) => {
+  const { app } = context
+  await app.database.db.transaction().execute(async (trx) => {
+    const locked = await lockRun(trx, payload.runId)
+    if (!locked) return
+    await startRun({ db: trx, workspaceId: locked.workspaceId, settings: app.config.runs }, locked.run)
+  })
+})
+
+registerJobHandler(DELIVER_JOB, async (job: DeliveryJob, context) => deliverTask(job, context.app, context.signal))
+
+registerJobHandler(TIMEOUT_JOB, async (payload: { taskId: string }, context) => {
+  const { app } = context
+  const seconds = app.config.runs.taskTimeoutS
+  await settleTask(app.database.db, app.config.runs, payload.taskId, { problem: runProblem('agent-timeout', `The agent did not answer within ${seconds} s (TANDEM_TASK_TIMEOUT_S).`) })
+})

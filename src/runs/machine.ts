@@ -1,0 +1,265 @@
+// The run state machine: the one module that changes runs. Every transition runs inside the caller's
+// transaction on a run it has locked (store.ts lockRun), mutates the run document, creates the work it implies
+// (a task and its delivery job, a message) and ends with persistRun, which writes the run and appends its
+// event — so a state change, its work and its event commit together or not at all.
+//
+//   run:   queued → running ⇄ waiting → succeeded | failed | rejected | canceled
+//   phase: pending → running → awaiting_decision → succeeded | failed | canceled
+import { createHash, randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { RunsConfig } from '../config.js'
+import { newId, now } from '../ids.js'
+import { NIL_UUID } from '../http/schemas.js'
+import { toProblem, type ProblemKind } from '../http/problem.js'
+import { insertMessage } from '../chat/store.js'
+import { renderText } from '../chat/richtext.js'
+import type { Content } from '../chat/schemas.js'
+import { findAgent } from '../agents/store.js'
+import { enqueueJob } from '../jobs/index.js'
+import type { SavedCycle } from '../cycles/schemas.js'
+import type { AgentOutput, ProblemCode } from './adapters/adapter.js'
+import { adapterFor } from './adapters/index.js'
+import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
+import { recordMessageEvent, recordRunEvent } from './events.js'
+import type { PhaseRun, Run, RunProblem } from './schemas.js'
+import { FINISHED_RUN_STATUSES } from './schemas.js'
+
+export const START_JOB = 'runs.start'
+export const DELIVER_JOB = 'runs.deliver'
+export const TIMEOUT_JOB = 'runs.task-timeout'
+
+/** What a delivery job carries. The token lives here (and as a hash in run_tasks) until the job is done. */
+export interface DeliveryJob {
+  taskId: string
+  token: string
+  /** 1 for the first delivery; retries count up to TANDEM_DISPATCH_ATTEMPTS. */
+  dispatch: number
+  /** Set for a scheduled look at a vendor (an adapter's `poll` outcome). */
+  poll?: Record<string, unknown>
+}
+
+export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
+export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
+
+export function runProblem(kind: ProblemKind | ProblemCode, detail: string): RunProblem {
+  const { type, title, status } = toProblem(kind as ProblemKind, detail)
+  return { type, title, status, detail }
+}
+
+export const isFinished = (run: Run) => FINISHED_RUN_STATUSES.includes(run.status)
+
+export function contentOf(text: string): Content {
+  const lines = text.split(/\r?\n/)
+  return { blocks: [{ type: 'rich_text', elements: lines.map((line) => ({ type: 'paragraph' as const, children: line === '' ? [] : [{ type: 'text' as const, text: line }] })) }] }
+}
+
+export interface Transition {
+  db: Kysely<Database>
+  workspaceId: string
+  settings: RunsConfig
+}
+
+/** The one place a run is written: the row and its event, in the caller's transaction. */
+async function persistRun(t: Transition, run: Run, created = false): Promise<void> {
+  if (created) await insertRun(t.db, t.workspaceId, run)
+  else await updateRun(t.db, run)
+  await recordRunEvent(t.db, t.workspaceId, run, created ? 'run.created' : 'run.updated')
+}
+
+async function postMessage(t: Transition, run: Run, authorId: string, authorType: 'principal' | 'agent', content: Content) {
+  const message = await insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content })
+  await recordMessageEvent(t.db, t.workspaceId, message)
+  return message
+}
+
+/** A new run of a saved cycle: `queued`, its phases copied, a job to start it. */
+export async function createRun(
+  t: Transition,
+  input: { cycle: SavedCycle; input: Record<string, unknown>; createdBy: string },
+): Promise<Run> {
+  const run: Run = {
+    id: newId(),
+    streamId: input.cycle.streamId,
+    cycleId: input.cycle.id,
+    triggerName: input.cycle.triggerName,
+    status: 'queued',
+    input: input.input,
+    createdBy: input.createdBy,
+    createdAt: now(),
+    startedAt: null,
+    finishedAt: null,
+    error: null,
+    phases: input.cycle.phasesTemplate.map((phase, index) => ({
+      id: newId(),
+      phaseId: phase.id,
+      index,
+      phaseName: phase.phaseName,
+      agentId: phase.agentId,
+      goal: phase.goal,
+      instructions: phase.instructions,
+      autoAdvance: phase.autoAdvance,
+      operatorPool: phase.operatorPool,
+      status: 'pending',
+      attempts: 0,
+      output: null,
+      error: null,
+      decisions: [],
+      startedAt: null,
+      finishedAt: null,
+    })),
+  }
+  await persistRun(t, run, true)
+  await enqueueJob(t.db, START_JOB, { runId: run.id })
+  return run
+}
+
+/** The start job: the first phase begins (a cycle without phases succeeds at once). */
+export async function startRun(t: Transition, run: Run): Promise<void> {
+  if (run.status !== 'queued') return
+  run.startedAt = now()
+  run.status = 'running'
+  await beginPhase(t, run, 0, null)
+  await persistRun(t, run)
+}
+
+function finishRun(run: Run, status: Run['status'], error: RunProblem | null = null): void {
+  run.status = status
+  run.error = error
+  run.finishedAt = now()
+}
+
+/** Starts phase `index` (or finishes the run after the last one); `feedback` is a revise note. Does not persist. */
+async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null): Promise<void> {
+  const phase = run.phases[index]
+  if (!phase) return finishRun(run, 'succeeded')
+  phase.status = 'running'
+  phase.startedAt ??= now()
+  run.status = 'running'
+  if (phase.agentId === NIL_UUID) {
+    // People's work: no task; an operator approves it (optionally with a note that becomes the output).
+    phase.status = 'awaiting_decision'
+    run.status = 'waiting'
+    return
+  }
+  const agent = await findAgent(t.db, t.workspaceId, phase.agentId)
+  if (!agent) return failPhase(t, run, phase, runProblem('agent-unavailable', `The agent ${phase.agentId} of phase "${phase.phaseName}" no longer exists.`))
+  const adapter = adapterFor(agent.providerType)
+  if (!adapter) return failPhase(t, run, phase, runProblem('agent-unavailable', `Agents of providerType ${agent.providerType} cannot be called by this server.`))
+  phase.attempts += 1
+  const at = now()
+  const taskId = newId()
+  const token = newToken()
+  const delivery = adapter.delivery ?? 'push'
+  await insertTask(t.db, {
+    id: taskId,
+    workspace_id: t.workspaceId,
+    run_id: run.id,
+    phase_run_id: phase.id,
+    agent_id: agent.id,
+    attempt: phase.attempts,
+    feedback,
+    delivery,
+    state: 'open',
+    // A claim task gets its token when claimed.
+    token_hash: delivery === 'push' ? hashToken(token) : null,
+    lease_until: null,
+    created_at: at,
+    closed_at: null,
+  })
+  await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
+  if (delivery === 'push') {
+    const job: DeliveryJob = { taskId, token, dispatch: 1 }
+    await enqueueJob(t.db, DELIVER_JOB, job, { jobKey: `deliver:${taskId}` })
+  }
+}
+
+/** A phase fails, and with it the run (its error is the phase's problem). Does not persist. */
+async function failPhase(t: Transition, run: Run, phase: PhaseRun, problem: RunProblem): Promise<void> {
+  phase.status = 'failed'
+  phase.error = problem
+  phase.finishedAt = now()
+  finishRun(run, 'failed', problem)
+  await closeOpenTasks(t.db, run.id, 'canceled', now())
+}
+
+async function succeedPhase(t: Transition, run: Run, phase: PhaseRun): Promise<void> {
+  phase.status = 'succeeded'
+  phase.finishedAt = now()
+  await beginPhase(t, run, phase.index + 1, null)
+}
+
+/** The agent's output arrived for the phase's open task (already closed by the caller). */
+export async function phaseAnswered(t: Transition, run: Run, phaseRunId: string, output: AgentOutput): Promise<void> {
+  const phase = run.phases.find((p) => p.id === phaseRunId)
+  if (!phase || phase.status !== 'running' || isFinished(run)) return
+  const content = 'content' in output ? output.content : contentOf(output.text)
+  const message = await postMessage(t, run, phase.agentId, 'agent', content)
+  phase.output = { messageId: message.id, text: message.text }
+  if (phase.autoAdvance) await succeedPhase(t, run, phase)
+  else {
+    phase.status = 'awaiting_decision'
+    run.status = 'waiting'
+  }
+  await persistRun(t, run)
+}
+
+/** The phase's task failed (agent error, time-out, unreachable…): the phase and the run fail. */
+export async function phaseFailed(t: Transition, run: Run, phaseRunId: string, problem: RunProblem): Promise<void> {
+  const phase = run.phases.find((p) => p.id === phaseRunId)
+  if (!phase || phase.status !== 'running' || isFinished(run)) return
+  await failPhase(t, run, phase, problem)
+  await persistRun(t, run)
+}
+
+export interface Decider {
+  principalId: string
+  handle: string | null
+}
+
+export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people'; detail: string }
+
+/** approve / revise / reject on a phase awaiting a decision. The caller has checked who may decide. */
+export async function decide(t: Transition, run: Run, phase: PhaseRun, decision: 'approve' | 'revise' | 'reject', note: string | null, decider: Decider): Promise<DecisionOutcome> {
+  if (phase.status !== 'awaiting_decision' || isFinished(run)) {
+    return { refused: 'not-awaiting-decision', detail: `Phase "${phase.phaseName}" is ${phase.status}, not awaiting a decision.` }
+  }
+  const people = phase.agentId === NIL_UUID
+  if (decision === 'revise' && people) return { refused: 'revise-people', detail: 'A phase of people\'s work (no agent) cannot be revised: approve it, with a note as its output, or reject it.' }
+  if (decision === 'revise' && note === null) return { refused: 'note-required', detail: '`revise` needs a `note` telling the agent what to change.' }
+  phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now() })
+  if (decision === 'approve') {
+    if (people && note !== null) {
+      const message = await postMessage(t, run, decider.principalId, 'principal', contentOf(note))
+      phase.output = { messageId: message.id, text: renderText(message.content) }
+    }
+    await succeedPhase(t, run, phase)
+  } else if (decision === 'revise') {
+    await beginPhase(t, run, phase.index, note)
+  } else {
+    phase.status = 'failed'
+    phase.finishedAt = now()
+    const by = decider.handle ? `@${decider.handle}` : decider.principalId
+    const problem = runProblem('phase-rejected', `Phase "${phase.phaseName}" was rejected by ${by}${note ? `: ${note}` : '.'}`)
+    phase.error = problem
+    finishRun(run, 'rejected', problem)
+  }
+  await persistRun(t, run)
+  return { ok: true }
+}
+
+/** Ends the run and every unfinished phase; open tasks are closed (a late answer is a 409). */
+export async function cancelRun(t: Transition, run: Run): Promise<boolean> {
+  if (isFinished(run)) return false
+  const at = now()
+  for (const phase of run.phases) {
+    if (phase.status === 'pending' || phase.status === 'running' || phase.status === 'awaiting_decision') {
+      phase.status = 'canceled'
+      phase.finishedAt = at
+    }
+  }
+  finishRun(run, 'canceled')
+  await closeOpenTasks(t.db, run.id, 'canceled', at)
+  await persistRun(t, run)
+  return true
+}

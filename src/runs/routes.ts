@@ -1,0 +1,228 @@
+// /api runs: start (by hand or by trigger), list, read, cancel, decide; and the agents' claim of tasks.
+// Handlers check who may act and open the transaction; the state machine (machine.ts) does the rest.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import Type from 'typebox'
+import { Page, Problem, ProblemResponses } from '../http/schemas.js'
+import { decodeCursor, toPage } from '../http/pagination.js'
+import { AppError, notFound } from '../http/problem.js'
+import { StreamIdParams } from '../streams/schemas.js'
+import { requireStream } from '../streams/store.js'
+import { CycleParams } from '../cycles/schemas.js'
+import { findCycle, listCyclesByTrigger } from '../cycles/store.js'
+import { cancelRun, createRun, decide, hashToken, newToken, type Transition } from './machine.js'
+import { claimOldestTask, findRun, listRuns, lockRun } from './store.js'
+import { buildTaskPayload, publicBase } from './tasks.js'
+import { findAgent } from '../agents/store.js'
+import {
+  ClaimBody, DecisionBody, DecisionParams, Run, RunIdParams, RunsQuery, StartRunBody, TaskPayloadSchema, TriggerParams, TriggerResult,
+} from './schemas.js'
+
+const Forbidden = { 403: Problem }
+
+/** What the run engine needs of the caller (identity adds `handle` and `agentId` to principals). */
+function callerOf(request: FastifyRequest): { principalId: string; role: string; handle: string | null; agentId: string | null } {
+  const principal = request.principal as typeof request.principal & { handle?: string; agentId?: string | null }
+  return { principalId: principal.principalId, role: principal.role, handle: principal.handle ?? null, agentId: principal.agentId ?? null }
+}
+
+function refuseAgents(request: FastifyRequest, what: string): void {
+  if (callerOf(request).role === 'agent') throw new AppError('forbidden', `Agent keys may not ${what}.`)
+}
+
+/** An operatorPool entry names a handle, with or without a leading @, case-insensitively. */
+export const poolHandle = (entry: string) => entry.replace(/^@/, '').toLowerCase()
+
+export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app.database
+  const settings = app.config.runs
+
+  app.post(
+    '/cycles/streams/:streamId/cycles/:cycleId/runs',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'startRun',
+        tags: ['runs'],
+        summary: 'Start a run of a saved cycle',
+        description: 'The run starts `queued` and begins its first phase at once; it copies the cycle\'s phases. Honours `Idempotency-Key`.',
+        params: CycleParams,
+        body: StartRunBody,
+        response: { 201: Run, ...Forbidden, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      refuseAgents(request, 'start runs')
+      const { workspaceId, principalId } = request.principal
+      const stream = await requireStream(db, workspaceId, request.params.streamId)
+      const cycle = await findCycle(db, workspaceId, stream.id, request.params.cycleId.toLowerCase())
+      if (!cycle) throw notFound('Cycle')
+      const run = await db.transaction().execute((trx) => createRun({ db: trx, workspaceId, settings }, { cycle, input: (request.body.input ?? {}) as Record<string, unknown>, createdBy: principalId }))
+      return reply.code(201).header('location', `/api/runs/${run.id}`).send(run)
+    },
+  )
+
+  app.post(
+    '/streams/:streamId/triggers/:triggerName',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'fireTrigger',
+        tags: ['runs'],
+        summary: 'Start a run of every saved cycle of the stream with this trigger name',
+        description: 'Trigger names compare case-insensitively; none matching gives `{ "runs": [] }`. Honours `Idempotency-Key`.',
+        params: TriggerParams,
+        body: StartRunBody,
+        response: { 202: TriggerResult, ...Forbidden, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      refuseAgents(request, 'start runs')
+      const { workspaceId, principalId } = request.principal
+      const stream = await requireStream(db, workspaceId, request.params.streamId)
+      const cycles = await listCyclesByTrigger(db, workspaceId, stream.id, request.params.triggerName)
+      const runs = await db.transaction().execute(async (trx) => {
+        const t: Transition = { db: trx, workspaceId, settings }
+        const started = []
+        for (const cycle of cycles) started.push(await createRun(t, { cycle, input: (request.body.input ?? {}) as Record<string, unknown>, createdBy: principalId }))
+        return started
+      })
+      return reply.code(202).send({ runs })
+    },
+  )
+
+  app.get(
+    '/cycles/streams/:streamId/runs',
+    {
+      schema: {
+        operationId: 'listRuns',
+        tags: ['runs'],
+        summary: 'List the runs of a stream, oldest first',
+        params: StreamIdParams,
+        querystring: RunsQuery,
+        response: { 200: Page(Run), ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const { workspaceId } = request.principal
+      const stream = await requireStream(db, workspaceId, request.params.streamId)
+      const limit = request.query.limit ?? 50
+      const runs = await listRuns(db, workspaceId, stream.id, { status: request.query.status, limit: limit + 1, after: decodeCursor(request.query.cursor) })
+      return toPage(runs, limit)
+    },
+  )
+
+  app.get(
+    '/runs/:runId',
+    { schema: { operationId: 'getRun', tags: ['runs'], summary: 'Read a run', params: RunIdParams, response: { 200: Run, ...ProblemResponses } } },
+    async (request) => {
+      const run = await findRun(db, request.principal.workspaceId, request.params.runId.toLowerCase())
+      if (!run) throw notFound('Run')
+      return run
+    },
+  )
+
+  app.post(
+    '/runs/:runId/cancel',
+    {
+      schema: {
+        operationId: 'cancelRun',
+        tags: ['runs'],
+        summary: 'Cancel a run',
+        description: 'Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`.',
+        params: RunIdParams,
+        response: { 200: Run, ...Forbidden, ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      refuseAgents(request, 'cancel runs')
+      const { workspaceId } = request.principal
+      const runId = request.params.runId.toLowerCase()
+      return db.transaction().execute(async (trx) => {
+        const locked = await lockRun(trx, runId)
+        if (!locked || locked.workspaceId !== workspaceId) throw notFound('Run')
+        if (!(await cancelRun({ db: trx, workspaceId, settings }, locked.run))) {
+          throw new AppError('run-finished', `The run has already finished (${locked.run.status}).`)
+        }
+        return locked.run
+      })
+    },
+  )
+
+  app.post(
+    '/runs/:runId/phases/:phaseRunId/decision',
+    {
+      schema: {
+        operationId: 'decidePhase',
+        tags: ['runs'],
+        summary: 'Approve, revise or reject a phase awaiting a decision',
+        description:
+          'Who decides: a principal whose handle is in the phase\'s operatorPool; with an empty pool, any admin or member. ' +
+          '`revise` needs a `note` (422 without) and is refused on people\'s work (nil agent).',
+        params: DecisionParams,
+        body: DecisionBody,
+        response: { 200: Run, ...Forbidden, ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const caller = callerOf(request)
+      refuseAgents(request, 'decide phases')
+      const { workspaceId } = request.principal
+      const runId = request.params.runId.toLowerCase()
+      const phaseRunId = request.params.phaseRunId.toLowerCase()
+      const { decision } = request.body
+      const note = request.body.note ?? null
+      return db.transaction().execute(async (trx) => {
+        const locked = await lockRun(trx, runId)
+        if (!locked || locked.workspaceId !== workspaceId) throw notFound('Run')
+        const phase = locked.run.phases.find((p) => p.id === phaseRunId)
+        if (!phase) throw notFound('Phase')
+        const pool = phase.operatorPool.map(poolHandle)
+        const allowed = pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : caller.handle !== null && pool.includes(caller.handle.toLowerCase())
+        if (!allowed) throw new AppError('forbidden', `Only ${pool.map((h) => `@${h}`).join(', ')} may decide phase "${phase.phaseName}".`)
+        const outcome = await decide({ db: trx, workspaceId, settings }, locked.run, phase, decision, note, { principalId: caller.principalId, handle: caller.handle })
+        if ('refused' in outcome) {
+          if (outcome.refused === 'not-awaiting-decision') throw new AppError('not-awaiting-decision', outcome.detail)
+          const pointer = outcome.refused === 'note-required' ? '/note' : '/decision'
+          throw new AppError('unprocessable', outcome.detail, [{ pointer, detail: outcome.refused === 'note-required' ? 'is required to revise' : 'revise is not possible on people\'s work' }])
+        }
+        return locked.run
+      })
+    },
+  )
+
+  app.post(
+    '/tasks/claim',
+    {
+      schema: {
+        operationId: 'claimTask',
+        tags: ['tasks'],
+        summary: 'Claim the oldest open task of the calling agent (agent keys only)',
+        description: `Waits up to \`waitSeconds\` (0–30, default 0) for a task; 204 when none arrives. A claimed task is leased for TANDEM_TASK_LEASE_S (${settings.taskLeaseS} s here); unanswered by then it can be claimed again, with a new token.`,
+        body: Type.Optional(ClaimBody),
+        response: { 200: TaskPayloadSchema, 204: Type.Null(), ...Forbidden, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request)
+      if (caller.role !== 'agent' || caller.agentId === null) throw new AppError('forbidden', 'Only an agent key may claim tasks.')
+      const agentId = caller.agentId
+      const { workspaceId } = request.principal
+      const deadline = Date.now() + (request.body?.waitSeconds ?? 0) * 1000
+      for (;;) {
+        const token = newToken()
+        const at = new Date()
+        const task = await claimOldestTask(db, agentId, workspaceId, at.toISOString(), new Date(at.getTime() + settings.taskLeaseS * 1000).toISOString(), hashToken(token))
+        if (task) {
+          const [run, agent] = await Promise.all([findRun(db, workspaceId, task.run_id), findAgent(db, workspaceId, agentId)])
+          if (run && agent) return buildTaskPayload(db, { task, token, run, agent, base: publicBase(app) })
+        }
+        if (Date.now() >= deadline || request.raw.destroyed) return reply.code(204).send(null)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(CLAIM_POLL_MS, Math.max(deadline - Date.now(), 0))))
+      }
+    },
+  )
+}
+
+// A long-polling claim looks for a new task this often (claims are rare; one indexed query each time).
+const CLAIM_POLL_MS = 250

@@ -1,0 +1,148 @@
+// Run shapes (RUNS.md "Runs" and "Tasks"): the run with its phases, the requests that start and steer runs,
+// and the task answer and claim bodies.
+import Type, { type Static } from 'typebox'
+import { Content } from '../chat/schemas.js'
+import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'rejected', 'canceled'] as const
+export const PHASE_STATUSES = ['pending', 'running', 'awaiting_decision', 'succeeded', 'failed', 'canceled'] as const
+export const FINISHED_RUN_STATUSES: ReadonlyArray<RunStatus> = ['succeeded', 'failed', 'rejected', 'canceled']
+export type RunStatus = (typeof RUN_STATUSES)[number]
+export type PhaseStatus = (typeof PHASE_STATUSES)[number]
+
+export const MAX_NOTE_LENGTH = 40000
+export const MAX_DETAIL_LENGTH = 4000
+
+const JsonObject = Type.Object({}, { additionalProperties: true, description: 'any JSON object' })
+
+export const RunProblem = Type.Object(
+  { type: Type.String(), title: Type.String(), status: Type.Integer(), detail: Type.String() },
+  { $id: 'RunProblem', description: 'why a phase or run failed (RFC 9457 problem details)' },
+)
+export type RunProblem = Static<typeof RunProblem>
+
+export const Decision = Type.Object(
+  {
+    decision: StringEnum(['approve', 'revise', 'reject']),
+    note: Nullable(Type.String()),
+    principalId: Type.String(),
+    handle: Nullable(Type.String()),
+    at: Timestamp,
+  },
+  { $id: 'RunDecision' },
+)
+
+export const PhaseRun = Type.Object(
+  {
+    id: Uuid,
+    phaseId: Uuid,
+    index: Type.Integer({ minimum: 0 }),
+    phaseName: Type.String(),
+    agentId: Uuid,
+    goal: Type.String(),
+    instructions: Type.String(),
+    autoAdvance: Type.Boolean(),
+    operatorPool: Type.Array(Type.String()),
+    status: StringEnum(PHASE_STATUSES),
+    attempts: Type.Integer({ minimum: 0, description: 'tasks handed to the agent so far (0 for people\'s work)' }),
+    output: Nullable(Type.Object({ messageId: Uuid, text: Type.String() })),
+    error: Nullable(RunProblem),
+    decisions: Type.Array(Decision),
+    startedAt: Nullable(Timestamp),
+    finishedAt: Nullable(Timestamp),
+  },
+  { $id: 'PhaseRun' },
+)
+export type PhaseRun = Static<typeof PhaseRun>
+
+export const Run = Type.Object(
+  {
+    id: Uuid,
+    streamId: Uuid,
+    cycleId: Uuid,
+    triggerName: Type.String(),
+    status: StringEnum(RUN_STATUSES),
+    input: JsonObject,
+    createdBy: Type.String({ description: 'the principal id that started the run' }),
+    createdAt: Timestamp,
+    startedAt: Nullable(Timestamp),
+    finishedAt: Nullable(Timestamp),
+    error: Nullable(RunProblem),
+    phases: Type.Array(PhaseRun),
+  },
+  { $id: 'Run' },
+)
+export type Run = Static<typeof Run>
+
+export const StartRunBody = Type.Object({ input: Type.Optional(JsonObject) }, { additionalProperties: false })
+export type StartRunBody = Static<typeof StartRunBody>
+
+export const TriggerResult = Type.Object({ runs: Type.Array(Run) }, { $id: 'TriggerResult' })
+
+export const RunIdParams = Type.Object({ runId: Uuid }, { additionalProperties: false })
+export const DecisionParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
+export const TriggerParams = Type.Object(
+  { streamId: Uuid, triggerName: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+)
+
+export const RunsQuery = Type.Object(
+  {
+    status: Type.Optional(StringEnum(RUN_STATUSES)),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+)
+
+export const DecisionBody = Type.Object(
+  {
+    decision: StringEnum(['approve', 'revise', 'reject']),
+    note: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })),
+  },
+  { additionalProperties: false },
+)
+export type DecisionBody = Static<typeof DecisionBody>
+
+export const TaskIdParams = Type.Object({ taskId: Uuid }, { additionalProperties: false })
+
+// `{ output: { text } }`, `{ output: { content } }` or `{ error: { detail } }`: exactly one of each pair is checked
+// after the schema (answerProblems in tasks.ts), so that a wrong answer gets one precise pointer.
+export const TaskResultBody = Type.Object(
+  {
+    output: Type.Optional(
+      Type.Object(
+        { text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })), content: Type.Optional(Content) },
+        { additionalProperties: false },
+      ),
+    ),
+    error: Type.Optional(Type.Object({ detail: Type.String({ minLength: 1, maxLength: MAX_DETAIL_LENGTH }) }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+)
+export type TaskResultBody = Static<typeof TaskResultBody>
+
+export const TaskAccepted = Type.Object({ accepted: Type.Literal(true) }, { $id: 'TaskAccepted' })
+
+export const ClaimBody = Type.Object(
+  { waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })) },
+  { additionalProperties: false },
+)
+
+const Free = Type.Object({}, { additionalProperties: true })
+
+/** RUNS.md's task payload (also adapters/adapter.ts TaskPayload), as POST /api/tasks/claim returns it. */
+export const TaskPayloadSchema = Type.Object(
+  {
+    task: Type.Object({ id: Uuid, attempt: Type.Integer() }),
+    run: Type.Object({ id: Uuid, input: Free }),
+    stream: Type.Object({ id: Uuid, name: Type.String() }),
+    cycle: Type.Object({ id: Uuid, triggerName: Type.String(), description: Nullable(Type.String()) }),
+    phase: Type.Object({ id: Uuid, index: Type.Integer(), phaseName: Type.String(), goal: Type.String(), instructions: Type.String(), feedback: Nullable(Type.String()) }),
+    agent: Type.Object({ id: Uuid, name: Type.String(), instructions: Nullable(Type.String()), config: Free }),
+    previous: Type.Array(Type.Object({ phaseName: Type.String(), text: Type.String() })),
+    messages: Type.Array(Type.Object({ id: Uuid, authorId: Type.String(), authorType: StringEnum(['principal', 'agent']), text: Type.String(), createdAt: Timestamp })),
+    result: Type.Object({ url: Type.String(), token: Type.String() }),
+  },
+  { $id: 'TaskPayload' },
+)

@@ -1,0 +1,168 @@
+// Run and task storage. A run is stored whole as the document GET returns (the state machine writes it, in
+// one place: machine.ts `persistRun`); `status` is a column beside it for the list filter. Tasks are rows of
+// their own: claims and results find them by id or by agent.
+import { PostgresAdapter, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely'
+import type { Database } from '../db/database.js'
+import { prepared } from '../db/prepared.js'
+import type { Run, RunStatus } from './schemas.js'
+
+export interface RunTable {
+  id: string
+  workspace_id: string
+  stream_id: string
+  status: RunStatus
+  document: string
+  created_at: string
+}
+
+export type TaskState = 'open' | 'answered' | 'failed' | 'canceled' | 'superseded'
+
+export interface RunTaskTable {
+  id: string
+  workspace_id: string
+  run_id: string
+  phase_run_id: string
+  agent_id: string
+  attempt: number
+  feedback: string | null
+  delivery: 'push' | 'claim'
+  state: TaskState
+  token_hash: string | null
+  past_token_hashes: Generated<string>
+  lease_until: string | null
+  created_at: string
+  closed_at: string | null
+}
+
+export type TaskRow = Selectable<RunTaskTable>
+
+const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter
+
+export async function insertRun(db: Kysely<Database>, workspaceId: string, run: Run): Promise<void> {
+  await db
+    .insertInto('runs')
+    .values({ id: run.id, workspace_id: workspaceId, stream_id: run.streamId, status: run.status, document: JSON.stringify(run), created_at: run.createdAt })
+    .execute()
+}
+
+const updateRow = prepared(3, (db, status: RunStatus, document: string, id: string) => db.updateTable('runs').set({ status, document }).where('id', '=', id))
+
+export async function updateRun(db: Kysely<Database>, run: Run): Promise<void> {
+  await updateRow(db, run.status, JSON.stringify(run), run.id)
+}
+
+const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+  db.selectFrom('runs').select(['document']).where('id', '=', id).where('workspace_id', '=', workspaceId),
+)
+const selectOneForUpdate = prepared(1, (db, id: string) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id).forUpdate())
+const selectOneById = prepared(1, (db, id: string) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id))
+
+export async function findRun(db: Kysely<Database>, workspaceId: string, id: string): Promise<Run | undefined> {
+  const [row] = await selectOne(db, id, workspaceId)
+  return row && (JSON.parse(row.document) as Run)
+}
+
+/**
+ * The run, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE; SQLite: transactions
+ * already run one at a time), so that of two concurrent transitions the second sees the first's outcome.
+ */
+export async function lockRun(db: Kysely<Database>, id: string): Promise<{ run: Run; workspaceId: string } | undefined> {
+  const [row] = isPostgres(db) ? await selectOneForUpdate(db, id) : await selectOneById(db, id)
+  return row && { run: JSON.parse(row.document) as Run, workspaceId: row.workspace_id }
+}
+
+export async function listRuns(
+  db: Kysely<Database>,
+  workspaceId: string,
+  streamId: string,
+  options: { status?: RunStatus; limit: number; after?: string },
+): Promise<Run[]> {
+  let query = db.selectFrom('runs').select('document').where('workspace_id', '=', workspaceId).where('stream_id', '=', streamId)
+  if (options.status) query = query.where('status', '=', options.status)
+  if (options.after) query = query.where('id', '>', options.after)
+  const rows = await query.orderBy('id').limit(options.limit).execute()
+  return rows.map((row) => JSON.parse(row.document) as Run)
+}
+
+export async function insertTask(db: Kysely<Database>, task: Insertable<RunTaskTable>): Promise<void> {
+  await db.insertInto('run_tasks').values(task).execute()
+}
+
+const selectTask = prepared(1, (db, id: string) => db.selectFrom('run_tasks').selectAll().where('id', '=', id))
+
+export async function findTask(db: Kysely<Database>, id: string): Promise<TaskRow | undefined> {
+  const [row] = await selectTask(db, id)
+  return row
+}
+
+/** Closes the task if it is still open; false when it was not (another answer or a cancel came first). */
+export async function closeTask(db: Kysely<Database>, id: string, state: Exclude<TaskState, 'open'>, at: string): Promise<boolean> {
+  const result = await db.updateTable('run_tasks').set({ state, closed_at: at, lease_until: null }).where('id', '=', id).where('state', '=', 'open').executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** Closes every open task of a run (a cancel, a failure); returns their ids. */
+export async function closeOpenTasks(db: Kysely<Database>, runId: string, state: Exclude<TaskState, 'open'>, at: string): Promise<string[]> {
+  const rows = await db
+    .updateTable('run_tasks')
+    .set({ state, closed_at: at, lease_until: null })
+    .where('run_id', '=', runId)
+    .where('state', '=', 'open')
+    .returning('id')
+    .execute()
+  return rows.map((row) => row.id)
+}
+
+/**
+ * Takes the delivery lease of an open push task until `until` (one instance delivers a task at a time);
+ * false when the task is closed or another instance holds an unexpired lease.
+ */
+export async function leaseTask(db: Kysely<Database>, id: string, at: string, until: string): Promise<boolean> {
+  const result = await db
+    .updateTable('run_tasks')
+    .set({ lease_until: until })
+    .where('id', '=', id)
+    .where('state', '=', 'open')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function releaseTaskLease(db: Kysely<Database>, id: string): Promise<void> {
+  await db.updateTable('run_tasks').set({ lease_until: null }).where('id', '=', id).execute()
+}
+
+/** SQLite start-up: leases belong to the process that stopped; its jobs run again in this one. */
+export async function releaseAllLeases(db: Kysely<Database>): Promise<void> {
+  await db.updateTable('run_tasks').set({ lease_until: null }).where('delivery', '=', 'push').where('lease_until', 'is not', null).execute()
+}
+
+/**
+ * Claims the agent's oldest open claim task that is not leased (or whose lease ran out): a new token hash
+ * and a lease until `until`. Compare-and-set on the previous lease, so two claimers never get one task.
+ */
+export async function claimOldestTask(db: Kysely<Database>, agentId: string, workspaceId: string, at: string, until: string, tokenHash: string): Promise<TaskRow | undefined> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const candidate = await db
+      .selectFrom('run_tasks')
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .where('workspace_id', '=', workspaceId)
+      .where('state', '=', 'open')
+      .where('delivery', '=', 'claim')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst()
+    if (!candidate) return undefined
+    const result = await db
+      .updateTable('run_tasks')
+      .set({ token_hash: tokenHash, lease_until: until, past_token_hashes: JSON.stringify(candidate.token_hash ? [...JSON.parse(candidate.past_token_hashes), candidate.token_hash] : JSON.parse(candidate.past_token_hashes)) })
+      .where('id', '=', candidate.id)
+      .where('state', '=', 'open')
+      .where((eb) => (candidate.lease_until === null ? eb('lease_until', 'is', null) : eb('lease_until', '=', candidate.lease_until)))
+      .executeTakeFirst()
+    if (Number(result.numUpdatedRows) > 0) return { ...candidate, token_hash: tokenHash, lease_until: until }
+  }
+  return undefined
+}

@@ -1,0 +1,81 @@
+// POST /api/tasks/{taskId}/result: an agent answers a task. Registered outside the API-key authentication of
+// the other /api routes: the caller shows the task's own token (result.token) or an agent key of its agent.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { AppError, notFound } from '../http/problem.js'
+import { Problem, ProblemResponses } from '../http/schemas.js'
+import { findPrincipalByKey } from '../workspaces/store.js'
+import { answerProblems } from './answer.js'
+import { settleTask } from './delivery.js'
+import { hashToken, runProblem } from './machine.js'
+import { findTask, type TaskRow } from './store.js'
+import { TaskAccepted, TaskIdParams, TaskResultBody } from './schemas.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    task?: TaskRow
+  }
+}
+
+const unauthorized = (detail: string) => new AppError('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="tandem"' })
+
+export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app.database
+  app.decorateRequest('task', undefined)
+
+  // Who may answer: the holder of the task's current token, or an agent key of the task's agent.
+  async function authenticate(request: FastifyRequest): Promise<void> {
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')
+    if (!match) throw unauthorized('Send the task\'s result.token (or an agent key of its agent) as Authorization: Bearer <token>.')
+    const credential = match[1] as string
+    const { taskId } = request.params as { taskId: string }
+    const task = /^[0-9a-fA-F-]{36}$/.test(taskId) ? await findTask(db, taskId.toLowerCase()) : undefined
+    if (credential.startsWith('tdt_')) {
+      const hash = hashToken(credential)
+      if (!task) throw unauthorized('The token is not the token of this task.')
+      if (task.token_hash === hash) {
+        request.task = task
+        return
+      }
+      // A token a re-claim replaced: the right task, but it no longer takes this token's answer.
+      if ((JSON.parse(task.past_token_hashes) as string[]).includes(hash)) throw new AppError('task-closed', 'This task was claimed again after your lease ran out; your token no longer answers it.')
+      throw unauthorized('The token is not the token of this task.')
+    }
+    const principal = (await findPrincipalByKey(db, credential)) as (Awaited<ReturnType<typeof findPrincipalByKey>> & { agentId?: string | null }) | undefined
+    if (!principal) throw unauthorized('The token is not the token of this task, nor a valid API key.')
+    if (!task || task.workspace_id !== principal.workspaceId) throw notFound('Task')
+    if (principal.agentId !== task.agent_id) throw new AppError('forbidden', 'Only the task\'s token or an agent key of the task\'s agent may answer it.')
+    request.task = task
+  }
+
+  app.post(
+    '/tasks/:taskId/result',
+    {
+      onRequest: async (request) => authenticate(request),
+      schema: {
+        operationId: 'submitTaskResult',
+        tags: ['tasks'],
+        summary: 'Answer a task: its output, or an error',
+        description:
+          'Body: `{ "output": { "text": "…" } }`, `{ "output": { "content": <rich text> } }` or `{ "error": { "detail": "…" } }`. ' +
+          'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded.',
+        params: TaskIdParams,
+        body: TaskResultBody,
+        response: { 200: TaskAccepted, 403: Problem, ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const task = request.task as TaskRow
+      const errors = answerProblems(request.body)
+      if (errors.length > 0) throw new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors)
+      if (task.state !== 'open') throw new AppError('task-closed', `The task is ${task.state}; it no longer takes an answer.`)
+      const { output, error } = request.body
+      const settlement = output
+        ? { output: output.content ? { content: output.content } : { text: output.text as string } }
+        : { problem: runProblem('agent-failed', `The agent reported: ${error!.detail}`) }
+      const outcome = await settleTask(db, app.config.runs, task.id, settlement)
+      if (outcome === 'closed') throw new AppError('task-closed', 'The task was closed (answered, canceled or superseded) before this answer; it no longer takes one.')
+      return { accepted: true as const }
+    },
+  )
+}

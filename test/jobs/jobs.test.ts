@@ -1,0 +1,109 @@
+// The durable job layer on both databases: jobs exist only if their transaction commits, run once, run
+// later when asked, replace each other by key, are retried when they throw, and survive a restart.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { enqueueJob, registerJobHandler, removeJob } from '../../src/jobs/index.js'
+import { dialects, freshDatabase } from '../helpers.js'
+
+const seen = new Map<string, Array<{ value: number; attempt: number }>>()
+let failuresLeft = new Map<string, number>()
+
+registerJobHandler('test.record', async (payload: { tag: string; value: number }, context) => {
+  const left = failuresLeft.get(payload.tag) ?? 0
+  if (left > 0) {
+    failuresLeft.set(payload.tag, left - 1)
+    throw new Error('failing on purpose')
+  }
+  seen.set(payload.tag, [...(seen.get(payload.tag) ?? []), { value: payload.value, attempt: context.attempt }])
+})
+
+async function waitFor(check: () => boolean, ms = 10000): Promise<void> {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+for (const dialect of dialects()) {
+  describe(`jobs (${dialect})`, () => {
+    it('runs committed jobs once, never rolled-back ones, future ones on time, and keyed ones replaced', { timeout: 60000 }, async () => {
+      const database = await freshDatabase(dialect)
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: '4' }), { connect: { schema: database.schema, poolSize: 4 } })
+      try {
+        await app.ready()
+        const { db } = app.database
+        const tag = `${dialect}-basic-${Math.random()}`
+        await db.transaction().execute(async (trx) => enqueueJob(trx, 'test.record', { tag, value: 1 }))
+        await db.transaction().execute(async (trx) => {
+          await enqueueJob(trx, 'test.record', { tag, value: 2 })
+          throw new Error('roll back')
+        }).catch(() => {})
+        await waitFor(() => (seen.get(tag) ?? []).length >= 1)
+        const later = `${dialect}-later-${Math.random()}`
+        const start = Date.now()
+        await enqueueJob(db, 'test.record', { tag: later, value: 3 }, { runAt: new Date(Date.now() + 1500) })
+        // Replaced by key: only the second payload runs.
+        const keyed = `${dialect}-keyed-${Math.random()}`
+        await enqueueJob(db, 'test.record', { tag: keyed, value: 4 }, { runAt: new Date(Date.now() + 1000), jobKey: keyed })
+        await enqueueJob(db, 'test.record', { tag: keyed, value: 5 }, { runAt: new Date(Date.now() + 1000), jobKey: keyed })
+        const removed = `${dialect}-removed-${Math.random()}`
+        await enqueueJob(db, 'test.record', { tag: removed, value: 6 }, { runAt: new Date(Date.now() + 1000), jobKey: removed })
+        await removeJob(db, removed)
+        await waitFor(() => (seen.get(later) ?? []).length >= 1)
+        assert.ok(Date.now() - start >= 1400, 'a future job does not run early')
+        await waitFor(() => (seen.get(keyed) ?? []).length >= 1)
+        await sleep(1500)
+        assert.deepEqual(seen.get(tag)?.map((s) => s.value), [1], 'the committed job ran once; the rolled-back one never')
+        assert.deepEqual(seen.get(keyed)?.map((s) => s.value), [5])
+        assert.equal(seen.get(removed), undefined)
+      } finally {
+        await app.close()
+        await database.drop()
+      }
+    })
+
+    it('retries a job that throws, with the attempt number', { timeout: 60000 }, async () => {
+      const database = await freshDatabase(dialect)
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: '2' }), { connect: { schema: database.schema, poolSize: 4 } })
+      try {
+        await app.ready()
+        const tag = `${dialect}-retry-${Math.random()}`
+        failuresLeft = new Map([[tag, 1]])
+        await enqueueJob(app.database.db, 'test.record', { tag, value: 7 })
+        await waitFor(() => (seen.get(tag) ?? []).length >= 1, 20000)
+        assert.deepEqual(seen.get(tag), [{ value: 7, attempt: 2 }])
+      } finally {
+        await app.close()
+        await database.drop()
+      }
+    })
+
+    it('keeps jobs enqueued by an instance that runs none (TANDEM_WORKERS=0) and runs them on the next start', { timeout: 60000 }, async () => {
+      const database = await freshDatabase(dialect)
+      const config = (workers: string) => loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: workers })
+      const tag = `${dialect}-idle-${Math.random()}`
+      try {
+        const idle = await buildApp(config('0'), { connect: { schema: database.schema, poolSize: 4 } })
+        await idle.ready()
+        await enqueueJob(idle.database.db, 'test.record', { tag, value: 8 })
+        await sleep(500)
+        assert.equal(seen.get(tag), undefined)
+        await idle.close()
+        const busy = await buildApp(config('2'), { connect: { schema: database.schema, poolSize: 4 } })
+        try {
+          await busy.ready()
+          await waitFor(() => (seen.get(tag) ?? []).length >= 1)
+        } finally {
+          await busy.close()
+        }
+      } finally {
+        await database.drop()
+      }
+    })
+  })
+}

@@ -1,0 +1,215 @@
+// The whole life of runs on both databases, against a real webhook agent on 127.0.0.1: start, auto-advance,
+// decisions (approve, revise with feedback, reject), people's work, asynchronous answers with the task token,
+// cancel with a late answer, and the list with its status filter.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { build, dialects, send } from '../helpers.js'
+import { startAgentServer, waitFor, type AgentServer } from './agent-server.js'
+import { NIL, createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
+
+for (const dialect of dialects()) {
+  describe(`run lifecycle (${dialect})`, () => {
+    let app: FastifyInstance
+    let agent: AgentServer
+    let agentId: string
+    let streamId: string
+
+    before(async () => {
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_PUBLIC_URL: 'http://tandem.test' })
+      agent = await startAgentServer()
+      agentId = await createAgent(app, { endpointUrl: agent.url })
+      streamId = await createStream(app)
+    })
+    after(async () => {
+      await app.close()
+      await agent.close()
+    })
+
+    it('runs phases in order, posts outputs as agent messages, waits for decisions, revises with feedback and succeeds', async () => {
+      const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: true, name: 'Triage' }, { agentId, autoAdvance: false, name: 'Reply' }])
+      const started = await startRun(app, streamId, cycleId)
+      assert.equal(started.status, 'queued')
+      assert.deepEqual(started.input, { ticket: 42 })
+      assert.equal(started.phases.length, 2)
+      assert.ok(started.phases.every((p: any) => p.status === 'pending' && p.attempts === 0 && p.output === null))
+
+      const waiting = await runIn(app, started.id, 'waiting')
+      const [triage, reply] = waiting.phases
+      assert.equal(triage.status, 'succeeded')
+      assert.equal(triage.output.text, 'done: Triage #1')
+      assert.equal(reply.status, 'awaiting_decision')
+      assert.equal(reply.attempts, 1)
+      assert.ok(waiting.startedAt)
+      const message = (await send(app, 'GET', `/api/chat/messages/${triage.output.messageId}`)).json()
+      assert.equal(message.authorType, 'agent')
+      assert.equal(message.authorId, agentId)
+      assert.equal(message.text, 'done: Triage #1')
+
+      const mine = agent.deliveries.filter((d) => d.body.run.id === started.id)
+      assert.equal(mine.length, 2)
+      const second = mine[1]!
+      assert.equal(second.headers['webhook-id'], second.body.task.id)
+      assert.match(String(second.headers['webhook-timestamp']), /^\d+$/)
+      assert.equal(second.headers['webhook-signature'], undefined, 'no credential: no signature')
+      assert.equal(second.headers['content-type'], 'application/json')
+      assert.deepEqual(second.body.previous, [{ phaseName: 'Triage', text: 'done: Triage #1' }])
+      assert.equal(second.body.phase.feedback, null)
+      assert.equal(second.body.result.url, `http://tandem.test/api/tasks/${second.body.task.id}/result`)
+      assert.match(second.body.result.token, /^tdt_/)
+      assert.equal(second.body.cycle.triggerName, 'new-ticket')
+      assert.equal(second.body.cycle.description, 'Handle a ticket')
+      assert.equal(second.body.stream.name, 'Support')
+      assert.deepEqual(second.body.run.input, { ticket: 42 })
+      assert.ok(second.body.messages.some((m: any) => m.id === triage.output.messageId && m.authorType === 'agent'))
+
+      const missingNote = await send(app, 'POST', `/api/runs/${started.id}/phases/${reply.id}/decision`, { decision: 'revise' })
+      assert.equal(missingNote.statusCode, 422)
+      assert.equal(missingNote.json().type, 'urn:tandem:problem:unprocessable')
+      const revise = await send(app, 'POST', `/api/runs/${started.id}/phases/${reply.id}/decision`, { decision: 'revise', note: 'be kinder' })
+      assert.equal(revise.statusCode, 200, revise.body)
+      assert.equal(revise.json().phases[1].status, 'running')
+      assert.equal(revise.json().phases[1].attempts, 2)
+      const again = await runIn(app, started.id, 'waiting')
+      assert.equal(again.phases[1].output.text, 'done: Reply #2')
+      const third = agent.deliveries.filter((d) => d.body.run.id === started.id)[2]!
+      assert.equal(third.body.phase.feedback, 'be kinder')
+      assert.equal(third.body.task.attempt, 2)
+
+      const approve = await send(app, 'POST', `/api/runs/${started.id}/phases/${reply.id}/decision`, { decision: 'approve' })
+      assert.equal(approve.statusCode, 200)
+      const done = approve.json()
+      assert.equal(done.status, 'succeeded')
+      assert.ok(done.finishedAt)
+      assert.equal(done.error, null)
+      assert.deepEqual(done.phases[1].decisions.map((d: any) => d.decision), ['revise', 'approve'])
+      assert.equal(done.phases[1].decisions[0].note, 'be kinder')
+      assert.equal(done.phases[1].decisions[0].principalId, '00000000-0000-7000-8000-000000000001')
+
+      const late = await send(app, 'POST', `/api/runs/${started.id}/phases/${reply.id}/decision`, { decision: 'approve' })
+      assert.equal(late.statusCode, 409)
+      assert.equal(late.json().type, 'urn:tandem:problem:not-awaiting-decision')
+    })
+
+    it('rejects: the phase fails and the run ends rejected', async () => {
+      const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false }, { agentId }])
+      const run = await startRun(app, streamId, cycleId)
+      const waiting = await runIn(app, run.id, 'waiting')
+      const res = await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'reject', note: 'wrong' })
+      assert.equal(res.statusCode, 200)
+      const rejected = res.json()
+      assert.equal(rejected.status, 'rejected')
+      assert.equal(rejected.phases[0].status, 'failed')
+      assert.equal(rejected.phases[1].status, 'pending')
+      assert.equal(rejected.error.type, 'urn:tandem:problem:phase-rejected')
+      assert.match(rejected.error.detail, /wrong/)
+    })
+
+    it('people\'s work (nil agent): awaits a decision with no output; revise is a 422; approve with a note posts it', async () => {
+      const cycleId = await createCycle(app, streamId, [{ agentId: NIL, autoAdvance: true }])
+      const run = await startRun(app, streamId, cycleId)
+      const waiting = await runIn(app, run.id, 'waiting')
+      const phase = waiting.phases[0]
+      assert.equal(phase.status, 'awaiting_decision')
+      assert.equal(phase.output, null)
+      assert.equal(phase.attempts, 0)
+      const revise = await send(app, 'POST', `/api/runs/${run.id}/phases/${phase.id}/decision`, { decision: 'revise', note: 'x' })
+      assert.equal(revise.statusCode, 422)
+      const approve = await send(app, 'POST', `/api/runs/${run.id}/phases/${phase.id}/decision`, { decision: 'approve', note: 'Called the customer.' })
+      assert.equal(approve.statusCode, 200)
+      const done = approve.json()
+      assert.equal(done.status, 'succeeded')
+      assert.equal(done.phases[0].output.text, 'Called the customer.')
+      const message = (await send(app, 'GET', `/api/chat/messages/${done.phases[0].output.messageId}`)).json()
+      assert.equal(message.authorType, 'principal')
+      assert.equal(message.authorId, '00000000-0000-7000-8000-000000000001')
+    })
+
+    it('takes an asynchronous answer at result.url with the task token; other tokens are 401, a second answer 409', async () => {
+      const slow = await startAgentServer(() => ({ status: 202 }))
+      try {
+        const slowId = await createAgent(app, { endpointUrl: slow.url })
+        const cycleId = await createCycle(app, streamId, [{ agentId: slowId }])
+        const run = await startRun(app, streamId, cycleId)
+        const delivery = await waitFor(() => slow.deliveries.find((d) => d.body.run.id === run.id), 10000, 'delivery')
+        const { id: taskId } = delivery.body.task
+        const { token } = delivery.body.result
+        assert.equal((await getRun(app, run.id)).status, 'running')
+        const url = `/api/tasks/${taskId}/result`
+        const body = { output: { content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'rich answer' }] }] }] } } }
+        assert.equal((await send(app, 'POST', url, body)).statusCode, 401)
+        assert.equal((await send(app, 'POST', url, body, { authorization: 'Bearer tdt_garbage' })).statusCode, 401)
+        const bad = await send(app, 'POST', url, { output: { text: 'a', content: body.output.content } }, { authorization: `Bearer ${token}` })
+        assert.equal(bad.statusCode, 400)
+        const neither = await send(app, 'POST', url, { output: {}, extra: 1 }, { authorization: `Bearer ${token}` })
+        assert.equal(neither.statusCode, 400)
+        assert.deepEqual(neither.json().errors.map((e: any) => e.pointer), ['/extra'])
+        const ok = await send(app, 'POST', url, body, { authorization: `Bearer ${token}` })
+        assert.equal(ok.statusCode, 200, ok.body)
+        assert.deepEqual(ok.json(), { accepted: true })
+        const done = await getRun(app, run.id)
+        assert.equal(done.status, 'succeeded')
+        assert.equal(done.phases[0].output.text, 'rich answer')
+        const twice = await send(app, 'POST', url, body, { authorization: `Bearer ${token}` })
+        assert.equal(twice.statusCode, 409)
+        assert.equal(twice.json().type, 'urn:tandem:problem:task-closed')
+      } finally {
+        await slow.close()
+      }
+    })
+
+    it('an error answer fails the phase and the run with agent-failed quoting it', async () => {
+      const failing = await startAgentServer(() => ({ status: 200, body: { error: { detail: 'model overloaded' } } }))
+      try {
+        const id = await createAgent(app, { endpointUrl: failing.url })
+        const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId: id }, { agentId: id }]))
+        const failed = await runIn(app, run.id, 'failed')
+        assert.equal(failed.error.type, 'urn:tandem:problem:agent-failed')
+        assert.match(failed.error.detail, /model overloaded/)
+        assert.deepEqual(failed.phases[0].error, failed.error)
+        assert.equal(failed.phases[1].status, 'pending')
+      } finally {
+        await failing.close()
+      }
+    })
+
+    it('cancel ends the run and its phases; a late answer is a 409 task-closed; a second cancel 409 run-finished', async () => {
+      const slow = await startAgentServer(() => ({ status: 202 }))
+      try {
+        const slowId = await createAgent(app, { endpointUrl: slow.url })
+        const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId: slowId }, { agentId: slowId }]))
+        const delivery = await waitFor(() => slow.deliveries.find((d) => d.body.run.id === run.id), 10000, 'delivery')
+        const cancel = await send(app, 'POST', `/api/runs/${run.id}/cancel`)
+        assert.equal(cancel.statusCode, 200)
+        assert.equal(cancel.json().status, 'canceled')
+        assert.deepEqual(cancel.json().phases.map((p: any) => p.status), ['canceled', 'canceled'])
+        const late = await send(app, 'POST', `/api/tasks/${delivery.body.task.id}/result`, { output: { text: 'late' } }, { authorization: `Bearer ${delivery.body.result.token}` })
+        assert.equal(late.statusCode, 409)
+        assert.equal(late.json().type, 'urn:tandem:problem:task-closed')
+        const again = await send(app, 'POST', `/api/runs/${run.id}/cancel`)
+        assert.equal(again.statusCode, 409)
+        assert.equal(again.json().type, 'urn:tandem:problem:run-finished')
+        assert.equal((await getRun(app, run.id)).status, 'canceled')
+      } finally {
+        await slow.close()
+      }
+    })
+
+    it('lists runs oldest first, filtered by status, in pages', async () => {
+      const own = await createStream(app, 'Listing')
+      const cycleId = await createCycle(app, own, [{ agentId: NIL }])
+      const runs = [await startRun(app, own, cycleId), await startRun(app, own, cycleId), await startRun(app, own, cycleId)]
+      await Promise.all(runs.map((r) => runIn(app, r.id, 'waiting')))
+      assert.equal((await send(app, 'POST', `/api/runs/${runs[1].id}/cancel`)).statusCode, 200)
+      const all = (await send(app, 'GET', `/api/cycles/streams/${own}/runs`)).json()
+      assert.deepEqual(all.data.map((r: any) => r.id), runs.map((r) => r.id))
+      const canceled = (await send(app, 'GET', `/api/cycles/streams/${own}/runs?status=canceled`)).json()
+      assert.deepEqual(canceled.data.map((r: any) => r.id), [runs[1].id])
+      const first = (await send(app, 'GET', `/api/cycles/streams/${own}/runs?limit=2`)).json()
+      assert.equal(first.data.length, 2)
+      const rest = (await send(app, 'GET', `/api/cycles/streams/${own}/runs?limit=2&cursor=${first.nextCursor}`)).json()
+      assert.deepEqual(rest.data.map((r: any) => r.id), [runs[2].id])
+      assert.equal(rest.nextCursor, null)
+    })
+  })
+}
