@@ -5,6 +5,8 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
@@ -64,6 +66,23 @@ async function assertAccessible(page: Page, where: string) {
   assert.deepEqual(violations, [], `axe on ${where}`)
 }
 
+/** A local agent speaking the custom_webhook protocol: answers each task at once, quoting its attempt and feedback. */
+async function webhookAgent(): Promise<{ url: string; tasks: any[]; server: Server }> {
+  const tasks: any[] = []
+  const server = createServer((request, response) => {
+    let body = ''
+    request.on('data', (chunk) => (body += chunk))
+    request.on('end', () => {
+      const task = JSON.parse(body)
+      tasks.push(task)
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ output: { text: `Reply draft, attempt ${task.task.attempt}${task.phase.feedback ? ` (feedback: ${task.phase.feedback})` : ''}` } }))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, tasks, server }
+}
+
 /** A sub-test that leaves a screenshot behind when it fails. */
 function step(t: TestContext, page: () => Page, name: string, fn: () => Promise<void>) {
   return t.test(name, async () => {
@@ -83,7 +102,8 @@ test('the console in Chromium', async (t) => {
 
   for (const dialect of dialects()) {
     await t.test(dialect, async (t) => {
-      const { app, url } = await serve(dialect)
+      // The agents of the runs test listen on 127.0.0.1.
+      const { app, url } = await serve(dialect, { TANDEM_EGRESS_ALLOW: '127.0.0.0/8' })
       t.after(() => app.close())
       const { page, problems, eventStreams, close } = await openPage(browser, url)
       t.after(close)
@@ -147,8 +167,8 @@ test('the console in Chromium', async (t) => {
         await page.keyboard.press('Control+a')
         await page.keyboard.type('Hello edited')
         await page.getByRole('button', { name: 'Save' }).click()
-        await page.getByText('Hello edited').waitFor(WAIT)
-        assert.equal(await edit.count(), 0)
+        await edit.waitFor({ state: 'detached', ...WAIT })
+        await page.locator('.messages').getByText('Hello edited').waitFor(WAIT)
         const edited = (await send(app, 'GET', `/api/chat/messages/${sent[0].id}`)).json()
         assert.equal(edited.revision, 2)
         assert.equal(edited.text, 'Hello edited')
@@ -176,6 +196,7 @@ test('the console in Chromium', async (t) => {
         await assertAccessible(page, 'chat edit conflict')
         // Saving again is a deliberate overwrite of the version now shown.
         await page.getByRole('button', { name: 'Save' }).click()
+        await edit.waitFor({ state: 'detached', ...WAIT })
         await page.locator('.messages').getByText('My version').waitFor(WAIT)
         const after = (await send(app, 'GET', `/api/chat/messages/${first.id}`)).json()
         assert.equal(after.revision, 4)
@@ -254,6 +275,52 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('button', { name: 'Confirm deleting Researcher 2' }).click()
         await page.getByText('No agents yet.').waitFor(WAIT)
         assert.deepEqual((await send(app, 'GET', '/api/agents')).json().data, [])
+      })
+
+      await step(t, current, `${dialect} runs: start, request changes, approve, reject, cancel`, async () => {
+        const agent = await webhookAgent()
+        t.after(() => agent.server.close())
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Support' })).json()
+        const writer = (await send(app, 'POST', '/api/agents', { name: 'Writer', endpointUrl: agent.url })).json()
+        const phase = (id: string, agentId: string, phaseName: string) => ({ id, agentId, phaseName, goal: `${phaseName} done`, instructions: '', autoAdvance: false, operatorPool: [] })
+        const cycle = await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
+          triggerName: 'ticket', description: 'Answer a ticket',
+          phasesTemplate: [phase('01890a5d-ac96-774b-bcce-b302099a8001', writer.id, 'Write reply'), phase('01890a5d-ac96-774b-bcce-b302099a8002', '00000000-0000-0000-0000-000000000000', 'Final check')],
+        })
+        assert.equal(cycle.statusCode, 201, cycle.body)
+        await page.goto(`/streams/${stream.id}`)
+        await page.getByRole('tab', { name: 'Cycles' }).click()
+        await page.getByRole('button', { name: 'Start run' }).click()
+        // Starting a run switches to the Runs tab; the agent's answer arrives and the phase waits for a decision.
+        const waiting = page.locator('.phase.awaiting_decision')
+        await waiting.getByText('Reply draft, attempt 1').waitFor(WAIT)
+        await assertAccessible(page, 'runs awaiting a decision')
+        await waiting.getByRole('textbox', { name: 'Note' }).fill('Shorter, please')
+        await waiting.getByRole('button', { name: 'Request changes' }).click()
+        await page.locator('.phase.awaiting_decision').getByText('Reply draft, attempt 2 (feedback: Shorter, please)').waitFor(WAIT)
+        assert.equal(agent.tasks.length, 2)
+        await page.getByRole('button', { name: 'Approve' }).click()
+        await page.locator('.phase.awaiting_decision').filter({ hasText: 'Final check' }).waitFor(WAIT)
+        await page.getByRole('button', { name: 'Reject' }).click()
+        await page.locator('.run .status.rejected').waitFor(WAIT)
+        assert.equal(await page.getByRole('button', { name: 'Cancel run' }).count(), 0, 'a finished run cannot be canceled')
+        const [run] = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/runs`)).json().data
+        assert.equal(run.status, 'rejected')
+        assert.deepEqual(run.phases.map((p: any) => [p.status, p.decisions.map((d: any) => d.decision)]), [['succeeded', ['revise', 'approve']], ['failed', ['reject']]])
+
+        // A second run, canceled while it waits.
+        await page.getByRole('tab', { name: 'Cycles' }).click()
+        await page.getByRole('button', { name: 'Start run' }).click()
+        await page.locator('.phase.awaiting_decision').getByText('Reply draft, attempt 1').waitFor(WAIT)
+        await page.getByRole('button', { name: 'Cancel run' }).click()
+        await page.locator('.run .status.canceled').waitFor(WAIT)
+        const runs = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/runs`)).json().data
+        assert.deepEqual(runs.map((r: any) => r.status), ['rejected', 'canceled'])
+        await assertAccessible(page, 'finished runs')
+
+        // The agent's answers are in the chat, marked as an agent's.
+        await page.getByRole('tab', { name: 'Chat' }).click()
+        await page.locator('.message.agent').filter({ hasText: 'Reply draft, attempt 2' }).getByText('agent', { exact: true }).waitFor(WAIT)
       })
 
       await step(t, current, `${dialect} credentials and an unknown stream: clear messages, never a blank page`, async () => {

@@ -1,6 +1,7 @@
 // The console's shell: header (who is signed in), navigation, and the routes of CONSOLE.md.
 import { Link, Route, Switch, useRoute } from 'wouter'
 import { AuthGate, useAuth } from './auth'
+import { ErrorBoundary } from './boundary'
 import { StreamsPage } from './views/Streams'
 import { StreamPage } from './views/Stream'
 import { AgentsPage } from './views/Agents'
@@ -35,6 +36,7 @@ export function App() {
     <AuthGate>
       <Header />
       <main id="main" tabIndex={-1}>
+        <ErrorBoundary>
         <Switch>
           <Route path="/" component={StreamsPage} />
           <Route path="/streams/:id">{(params) => <StreamPage id={params.id} />}</Route>
@@ -42,6 +44,7 @@ export function App() {
           <Route path="/credentials" component={CredentialsPage} />
           <Route><h1>Page not found</h1><p><Link href="/">Back to the streams</Link></p></Route>
         </Switch>
+        </ErrorBoundary>
       </main>
     </AuthGate>
   )

@@ -11,6 +11,9 @@ export type AgentPatch = Body<paths['/api/agents/{id}']['patch']>
 export type Message = Ok<paths['/api/chat/messages/{id}']['get']>
 export type DraftResult = Ok<paths['/api/cycles/streams/{streamId}/cycles/draft']['post']>
 export type CycleDefinition = Body<paths['/api/cycles/streams/{streamId}/cycles']['post']>
+export type Run = Ok<paths['/api/runs/{runId}']['get']>
+export type PhaseRun = Run['phases'][number]
+export type DecisionBody = Body<paths['/api/runs/{runId}/phases/{phaseRunId}/decision']['post']>
 
 const KEY_STORAGE = 'tandem.apiKey'
 
@@ -70,7 +73,7 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
 }
 
 /**
- * For endpoints other branches are adding (runs, credentials, /api/me) until they are in /openapi.json:
+ * For endpoints other branches are adding (credentials, /api/me) until they are in /openapi.json:
  * the same key and errors, typed by hand from RUNS.md.
  */
 export async function request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {

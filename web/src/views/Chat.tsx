@@ -10,7 +10,7 @@ import { RichText } from '../richtext/RichText'
 import { emptyContent, type Content } from '../richtext/mapping'
 import { ErrorMessage, Loading, shortId, useField } from '../ui'
 
-type Message = ApiMessage & { authorType?: 'principal' | 'agent' }
+type Message = ApiMessage
 
 export function ChatPanel({ streamId, poll }: { streamId: string; poll: number | false }) {
   const messages = useQuery({

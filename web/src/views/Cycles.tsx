@@ -2,8 +2,7 @@
 // cycles, each with "Start run".
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, request, unwrap, type CycleDefinition, type DraftResult } from '../api/client'
-import type { Run } from '../api/pending'
+import { api, unwrap, type CycleDefinition, type DraftResult } from '../api/client'
 import { allPages } from '../pages'
 import { ErrorMessage, Field, Loading, useField } from '../ui'
 import { useAgentNames } from './Agents'
@@ -91,7 +90,7 @@ function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarte
     queryFn: () => allPages((cursor) => unwrap(api.GET('/api/cycles/streams/{streamId}/cycles', { params: { path: { streamId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
   })
   const start = useMutation({
-    mutationFn: (cycleId: string) => request<Run>('POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, {}),
+    mutationFn: (cycleId: string) => unwrap(api.POST('/api/cycles/streams/{streamId}/cycles/{cycleId}/runs', { params: { path: { streamId, cycleId } }, body: {} })),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ['runs', streamId] })
       onRunStarted()

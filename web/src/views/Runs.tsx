@@ -2,11 +2,10 @@
 // request changes (with a note) or reject; unfinished runs can be canceled.
 import { useState } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { request } from '../api/client'
-import type { Page, PhaseRun, Run } from '../api/pending'
+import { api, unwrap, type PhaseRun, type Run } from '../api/client'
 import { useAuth } from '../auth'
 import { allPages } from '../pages'
-import { ErrorMessage, Loading, useField } from '../ui'
+import { ErrorMessage, Loading, shortId, useField } from '../ui'
 import { useAgentNames } from './Agents'
 
 const FINISHED = ['succeeded', 'failed', 'rejected', 'canceled']
@@ -15,8 +14,10 @@ const STATUS_TEXT: Record<string, string> = { awaiting_decision: 'awaiting a dec
 export function RunsPanel({ streamId, poll }: { streamId: string; poll: number | false }) {
   const runs = useQuery({
     queryKey: ['runs', streamId],
-    queryFn: () => allPages((cursor) => request<Page<Run>>('GET', `/api/cycles/streams/${streamId}/runs?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)),
-    refetchInterval: poll,
+    queryFn: () => allPages((cursor) => unwrap(api.GET('/api/cycles/streams/{streamId}/runs', { params: { path: { streamId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
+    // Run events refresh the list; while a run is unfinished it is also re-read every 2 s, in case an
+    // instance does not emit run events.
+    refetchInterval: (query) => (query.state.data?.some((run) => !FINISHED.includes(run.status)) ? 2000 : poll),
   })
   return (
     <>
@@ -33,7 +34,7 @@ export function RunsPanel({ streamId, poll }: { streamId: string; poll: number |
 function RunItem({ run }: { run: Run }) {
   const queryClient = useQueryClient()
   const cancel = useMutation({
-    mutationFn: () => request<Run>('POST', `/api/runs/${run.id}/cancel`, {}),
+    mutationFn: () => unwrap(api.POST('/api/runs/{runId}/cancel', { params: { path: { runId: run.id } } })),
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['runs', run.streamId] }),
   })
   return (
@@ -61,7 +62,8 @@ function PhaseItem({ run, phase }: { run: Run; phase: PhaseRun }) {
   const queryClient = useQueryClient()
   const [note, setNote] = useState('')
   const decide = useMutation({
-    mutationFn: (decision: 'approve' | 'revise' | 'reject') => request<Run>('POST', `/api/runs/${run.id}/phases/${phase.id}/decision`, { decision, ...(note ? { note } : {}) }),
+    mutationFn: (decision: 'approve' | 'revise' | 'reject') =>
+      unwrap(api.POST('/api/runs/{runId}/phases/{phaseRunId}/decision', { params: { path: { runId: run.id, phaseRunId: phase.id } }, body: { decision, ...(note ? { note } : {}) } })),
     onSuccess: () => setNote(''),
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['runs', run.streamId] }),
   })
@@ -76,7 +78,7 @@ function PhaseItem({ run, phase }: { run: Run; phase: PhaseRun }) {
       {phase.error ? <p className="error">{phase.error.detail ?? phase.error.type}</p> : null}
       {phase.decisions.length > 0 ? (
         <ul className="decisions">
-          {phase.decisions.map((d, i) => <li key={i}>@{d.handle}: {d.decision}{d.note ? ` — “${d.note}”` : ''}</li>)}
+          {phase.decisions.map((d, i) => <li key={i}>{d.handle ? `@${d.handle}` : shortId(d.principalId)}: {d.decision}{d.note ? ` — “${d.note}”` : ''}</li>)}
         </ul>
       ) : null}
       {mayDecide ? (
