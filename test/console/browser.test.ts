@@ -210,10 +210,10 @@ test('the console in Chromium', async (t) => {
         const posted = await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: content('Posted through the API') })
         assert.equal(posted.statusCode, 201)
         await page.locator('.messages').getByText('Posted through the API').waitFor(WAIT)
-        if (dialect === 'sqlite') {
-          mkdirSync('docs', { recursive: true })
-          await page.screenshot({ path: 'docs/console.png' })
-        }
+        // The README's picture: always as an artefact, into docs/ with TANDEM_UPDATE_SCREENSHOT=1.
+        mkdirSync(ARTEFACTS, { recursive: true })
+        await page.screenshot({ path: `${ARTEFACTS}/console-${dialect}.png` })
+        if (dialect === 'sqlite' && process.env.TANDEM_UPDATE_SCREENSHOT === '1') await page.screenshot({ path: 'docs/console.png' })
       })
 
       await step(t, current, `${dialect} cycles: draft, refine, save`, async () => {
