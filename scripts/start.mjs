@@ -1,21 +1,32 @@
-// `npm start`: compile when the sources are newer than dist/, then run the server.
+// `npm start`: compile when anything the build reads is newer than dist/ (sources, tsconfig*.json, the lock
+// file), then run the server in this very process, so a signal sent to it reaches the server. A failed
+// build stops here with tsc's exit code: the output of a failed build is never run (tsc emits nothing on
+// error, and a stale dist/ is not started either).
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
-function newestMtime(dir) {
+function newestMtime(path) {
+  if (!existsSync(path)) return 0
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
   let newest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs)
-  }
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)))
   return newest
 }
 
 const entry = 'dist/main.js'
-if (!existsSync(entry) || newestMtime('src') > statSync(entry).mtimeMs) {
-  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
-  if (build.status !== 0) process.exit(build.status ?? 1)
+const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']
+const newestInput = Math.max(...inputs.map(newestMtime))
+if (!existsSync(entry) || newestInput > statSync(entry).mtimeMs) {
+  // Built from scratch: nothing of an earlier build can survive a failed one.
+  rmSync('dist', { recursive: true, force: true })
+  const tsc = join('node_modules', 'typescript', 'bin', 'tsc')
+  const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+  if (build.status !== 0) {
+    console.error('tandem: the build failed (see above); not starting.')
+    process.exit(build.status ?? 1)
+  }
 }
 // The console (web/ → web/dist), rebuilt only when its sources are newer: scripts/build-web.mjs.
 if ((await import('./build-web.mjs')).buildWeb() !== 0) process.exit(1)

@@ -16,7 +16,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { idempotent: true },
       schema: {
         tags: ['agents'],
-        summary: 'Create an agent',
+        operationId: 'createAgent', summary: 'Create an agent',
         body: CreateAgentBody,
         response: { 201: Agent, ...ProblemResponses },
       },
@@ -34,7 +34,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/agents',
     {
-      schema: { tags: ['agents'], summary: 'List agents, oldest first', querystring: PageQuery, response: { 200: Page(Agent), ...ProblemResponses } },
+      schema: { tags: ['agents'], operationId: 'listAgents', summary: 'List agents, oldest first', querystring: PageQuery, response: { 200: Page(Agent), ...ProblemResponses } },
     },
     async (request) => {
       const limit = request.query.limit ?? 50
@@ -45,7 +45,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/agents/:id',
-    { schema: { tags: ['agents'], summary: 'Read an agent', params: IdParams, response: { 200: Agent, ...ProblemResponses } } },
+    { schema: { tags: ['agents'], operationId: 'getAgent', summary: 'Read an agent', params: IdParams, response: { 200: Agent, ...ProblemResponses } } },
     async (request) => {
       const agent = await findAgent(db, request.principal.workspaceId, request.params.id)
       if (!agent) throw notFound('Agent')
@@ -58,7 +58,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['agents'],
-        summary: 'Update an agent',
+        operationId: 'updateAgent', summary: 'Update an agent',
         description: 'Any subset of the create fields. `null` clears authMode, avatarAssetId, credentialId, instructions, templateId and endpointUrl; `capabilities` merges field by field; `config` is replaced whole.',
         params: IdParams,
         body: UpdateAgentBody,
@@ -74,7 +74,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/agents/:id',
-    { schema: { tags: ['agents'], summary: 'Delete an agent', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } } },
+    { schema: { tags: ['agents'], operationId: 'deleteAgent', summary: 'Delete an agent', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } } },
     async (request, reply) => {
       const deleted = await deleteAgent(db, request.principal.workspaceId, request.params.id)
       if (!deleted) throw notFound('Agent')

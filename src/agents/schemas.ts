@@ -36,7 +36,7 @@ export const CreateAgentBody = Type.Object(
     capabilities: Type.Optional(CapabilitiesInput),
     endpointUrl: Type.Optional(EndpointUrl),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateAgent' },
 )
 export type CreateAgentBody = Static<typeof CreateAgentBody>
 
@@ -54,7 +54,7 @@ export const UpdateAgentBody = Type.Object(
     capabilities: Type.Optional(CapabilitiesInput),
     endpointUrl: Type.Optional(Nullable(EndpointUrl)),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateAgent' },
 )
 export type UpdateAgentBody = Static<typeof UpdateAgentBody>
 
@@ -72,5 +72,5 @@ export const Agent = Type.Object({
   endpointUrl: Nullable(Type.String()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-})
+}, { title: 'Agent' })
 export type Agent = Static<typeof Agent>

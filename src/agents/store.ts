@@ -1,5 +1,5 @@
 // Agent storage: rows of the `agents` table ↔ API agents, always scoped to one workspace.
-import type { Kysely, Selectable } from 'kysely'
+import type { Expression, Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import type { AgentTable } from './agents.table.js'
@@ -32,19 +32,23 @@ const COLUMNS = [
   'template_id', 'streaming', 'tools', 'endpoint_url', 'created_at', 'updated_at',
 ] as const satisfies ReadonlyArray<keyof AgentRow>
 
-const insertRow = prepared(COLUMNS.length, (db, ...values: unknown[]) =>
-  db.insertInto('agents').values(Object.fromEntries(COLUMNS.map((column, i) => [column, values[i]])) as AgentRow),
+/** One value per column, in COLUMNS order. */
+type ValuesOf<C extends ReadonlyArray<keyof AgentRow>> = { -readonly [K in keyof C]: C[K] extends keyof AgentRow ? AgentRow[C[K]] : never }
+type AgentValues = ValuesOf<typeof COLUMNS>
+
+const insertRow = prepared<AgentValues, never>(COLUMNS.length, (db, ...values) =>
+  db.insertInto('agents').values(Object.fromEntries(COLUMNS.map((column, i) => [column, values[i]])) as { [K in keyof AgentRow]: Expression<AgentRow[K]> }),
 )
-const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('agents').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
-const selectFirstPage = prepared(2, (db, workspaceId: string, limit: number) =>
+const selectFirstPage = prepared(2, (db, workspaceId: Expression<string>, limit: Expression<number>) =>
   db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
 )
-const selectPageAfter = prepared(3, (db, workspaceId: string, after: string, limit: number) =>
+const selectPageAfter = prepared(3, (db, workspaceId: Expression<string>, after: Expression<string>, limit: Expression<number>) =>
   db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(limit),
 )
-const selectForDrafting = prepared(2, (db, workspaceId: string, limit: number) =>
+const selectForDrafting = prepared(2, (db, workspaceId: Expression<string>, limit: Expression<number>) =>
   db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools']).where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
 )
 
@@ -72,7 +76,7 @@ export async function insertAgent(db: Kysely<Database>, workspaceId: string, bod
     created_at: timestamp,
     updated_at: timestamp,
   }
-  await insertRow(db, ...COLUMNS.map((column) => row[column]))
+  await insertRow(db, ...(COLUMNS.map((column) => row[column]) as unknown as AgentValues))
   return toAgent(row)
 }
 

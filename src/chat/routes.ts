@@ -12,6 +12,16 @@ import { editMessage, findMessage, insertMessage, listMessages, listRevisions } 
 
 const etagOf = (message: Message) => `"${message.revision}"`
 
+/** If-Match as RFC 9110 writes it: `*`, or entity tags — always quoted, weak ones prefixed `W/` — separated by commas. */
+const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      pattern: '^[ \\t]*(?:\\*|(?:W/)?"[^"]*"(?:[ \\t]*,[ \\t]*(?:W/)?"[^"]*")*)[ \\t]*$',
+      description: '* or a comma-separated list of quoted ETags such as "2" (the ETag must be quoted, as the ETag header gives it)',
+    }),
+  ),
+})
+
 /**
  * If-Match (RFC 9110 §13.1.1, strong comparison): undefined when absent or `*` (any revision), else the
  * revisions its strong tags name — empty when it names none that could match (weak tags, garbage).
@@ -52,7 +62,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { idempotent: true },
       schema: {
         tags: ['chat'],
-        summary: 'Post a message to a stream',
+        operationId: 'postMessage', summary: 'Post a message to a stream',
         params: StreamIdParams,
         body: MessageBody,
         response: { 201: Message, ...ProblemResponses },
@@ -76,7 +86,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['chat'],
-        summary: 'List the messages of a stream, oldest first',
+        operationId: 'listMessages', summary: 'List the messages of a stream, oldest first',
         params: StreamIdParams,
         querystring: PageQuery,
         response: { 200: Page(Message), ...ProblemResponses },
@@ -93,7 +103,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/chat/messages/:id',
-    { schema: { tags: ['chat'], summary: 'Read a message (with ETag)', params: MessageIdParams, response: { 200: Message, ...ProblemResponses } } },
+    { schema: { tags: ['chat'], operationId: 'getMessage', summary: 'Read a message (with ETag)', params: MessageIdParams, response: { 200: Message, ...ProblemResponses } } },
     async (request, reply) => {
       const message = await findMessage(db, request.principal.workspaceId, request.params.id)
       if (!message) throw notFound('Message')
@@ -106,11 +116,12 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['chat'],
-        summary: 'Edit a message',
+        operationId: 'editMessage', summary: 'Edit a message',
         description:
           'Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. ' +
           'Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403).',
         params: MessageIdParams,
+        headers: IfMatchHeaders,
         body: MessageBody,
         response: { 200: Message, 403: Problem, 412: Problem, ...ProblemResponses },
       },
@@ -142,7 +153,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['chat'],
-        summary: "A message's earlier contents, oldest first",
+        operationId: 'listMessageRevisions', summary: "A message's earlier contents, oldest first",
         params: MessageIdParams,
         querystring: PageQuery,
         response: { 200: Page(Revision), ...ProblemResponses },
@@ -163,7 +174,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['chat'],
-        summary: 'Render a message as HTML, Markdown or plain text',
+        operationId: 'renderMessage', summary: 'Render a message as HTML, Markdown or plain text',
         params: MessageIdParams,
         querystring: RenderQuery,
         response: {

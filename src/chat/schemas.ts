@@ -33,12 +33,12 @@ const RichTextBlock = Type.Object(
 
 export const Content = Type.Object(
   { blocks: Type.Array(RichTextBlock, { minItems: 1, maxItems: MAX_BLOCKS }) },
-  { additionalProperties: false, description: `Rich text: 1 to ${MAX_BLOCKS} blocks, at most ${MAX_TEXT_LENGTH} characters of text in all` },
+  { additionalProperties: false, title: 'RichText', description: `Rich text: 1 to ${MAX_BLOCKS} blocks, at most ${MAX_TEXT_LENGTH} characters of text in all` },
 )
 export type Content = Static<typeof Content>
 export type TextRun = Static<typeof TextRun>
 
-export const MessageBody = Type.Object({ content: Content }, { additionalProperties: false })
+export const MessageBody = Type.Object({ content: Content }, { additionalProperties: false, title: 'MessageBody' })
 export type MessageBody = Static<typeof MessageBody>
 
 export const Message = Type.Object({
@@ -51,7 +51,7 @@ export const Message = Type.Object({
   revision: Type.Integer({ minimum: 1 }),
   createdAt: Timestamp,
   editedAt: Nullable(Timestamp),
-})
+}, { title: 'Message' })
 export type Message = Static<typeof Message>
 
 export const Revision = Type.Object({
@@ -59,7 +59,7 @@ export const Revision = Type.Object({
   content: Content,
   text: Type.String(),
   createdAt: Timestamp,
-})
+}, { title: 'MessageRevision' })
 export type Revision = Static<typeof Revision>
 
 export const RenderQuery = Type.Object(

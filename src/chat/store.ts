@@ -1,7 +1,7 @@
 // Message storage: messages and their earlier revisions. An edit is one conditional UPDATE (a
 // compare-and-set on `revision` when asked); a trigger keeps the previous content, so no edit loses one.
 // Posting and editing append their event (message.created, message.edited): call them with a transaction.
-import type { Kysely, Selectable } from 'kysely'
+import type { Expression, Kysely, Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import type { MessageTable } from './chat.table.js'
@@ -14,7 +14,9 @@ import { appendEvent } from '../events/store.js'
 
 type MessageRow = Selectable<MessageTable>
 
-const insertRow = prepared(8, (db, id: string, workspaceId: string, streamId: string, authorId: string, authorType: 'principal' | 'agent', content: string, text: string, createdAt: string) =>
+const insertRow = prepared(
+  8,
+  (db, id: Expression<string>, workspaceId: Expression<string>, streamId: Expression<string>, authorId: Expression<string>, authorType: Expression<'principal' | 'agent'>, content: Expression<string>, text: Expression<string>, createdAt: Expression<string>) =>
   db.insertInto('messages').values({
     id,
     workspace_id: workspaceId,
@@ -28,7 +30,7 @@ const insertRow = prepared(8, (db, id: string, workspaceId: string, streamId: st
     edited_at: null,
   }),
 )
-const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('messages').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
 function toMessage(row: MessageRow): Message {
@@ -47,13 +49,15 @@ function toMessage(row: MessageRow): Message {
 
 // The edit without If-Match (the common one): one conditional UPDATE, compiled once. The migration's
 // trigger stores the previous content as a revision.
-const editAny = prepared(7, (db, content: string, text: string, editedAt: string, id: string, workspaceId: string, principalId: string, isAdmin: number) =>
+const editAny = prepared(
+  7,
+  (db, content: Expression<string>, text: Expression<string>, editedAt: Expression<string>, id: Expression<string>, workspaceId: Expression<string>, principalId: Expression<string>, isAdmin: Expression<number>) =>
   db
     .updateTable('messages')
     .set((eb) => ({ content, text, edited_at: editedAt, revision: eb('revision', '+', 1) }))
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('author_id', '=', principalId), eb(eb.val(isAdmin), '=', 1)]))
+    .where((eb) => eb.or([eb('author_id', '=', principalId), eb(isAdmin, '=', 1)]))
     .returningAll(),
 )
 export async function insertMessage(

@@ -20,7 +20,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
       {
         schema: {
           tags: ['cycles'],
-          summary: 'Draft a cycle for a stream',
+          operationId: 'draftCycle', summary: 'Draft a cycle for a stream',
           description:
             '`generate` builds a new cycle from `prompt`; `refine` applies `prompt` as edit instructions to `current`. ' +
             'The draft is not stored. Phases are assigned to agents of the stream\'s workspace; when none fits, `agentId` is the nil UUID and a warning says so.',
@@ -50,7 +50,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         config: { idempotent: true },
         schema: {
           tags: ['cycles'],
-          summary: 'Save a cycle definition',
+          operationId: 'saveCycle', summary: 'Save a cycle definition',
           params: StreamIdParams,
           body: CycleDefinition,
           response: { 201: SavedCycle, ...ProblemResponses },
@@ -84,7 +84,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
     app.get(
       '/cycles/streams/:streamId/cycles',
       {
-        schema: { tags: ['cycles'], summary: 'List saved cycles, oldest first', params: StreamIdParams, querystring: PageQuery, response: { 200: Page(SavedCycle), ...ProblemResponses } },
+        schema: { tags: ['cycles'], operationId: 'listCycles', summary: 'List saved cycles, oldest first', params: StreamIdParams, querystring: PageQuery, response: { 200: Page(SavedCycle), ...ProblemResponses } },
       },
       async (request) => {
         const { workspaceId } = request.principal
@@ -96,7 +96,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
 
     app.get(
       '/cycles/streams/:streamId/cycles/:cycleId',
-      { schema: { tags: ['cycles'], summary: 'Read a saved cycle', params: CycleParams, response: { 200: SavedCycle, ...ProblemResponses } } },
+      { schema: { tags: ['cycles'], operationId: 'getCycle', summary: 'Read a saved cycle', params: CycleParams, response: { 200: SavedCycle, ...ProblemResponses } } },
       async (request) => {
         const { workspaceId } = request.principal
         const stream = await requireStream(db, workspaceId, request.params.streamId)

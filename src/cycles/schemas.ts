@@ -16,7 +16,7 @@ export const Phase = Type.Object(
     phaseName: Type.String(),
     operatorPool: Type.Array(Type.String(), { maxItems: MAX_OPERATORS }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Phase' },
 )
 export type Phase = Static<typeof Phase>
 
@@ -26,7 +26,7 @@ export const CycleDefinition = Type.Object(
     description: Type.String(),
     phasesTemplate: Type.Array(Phase, { maxItems: MAX_PHASES }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CycleDefinition' },
 )
 export type CycleDefinition = Static<typeof CycleDefinition>
 
@@ -50,7 +50,7 @@ export const DraftBody = Type.Object(
     prompt: Type.String({ maxLength: MAX_PROMPT_LENGTH }),
     current: Type.Optional(CycleDefinition),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'DraftCycle' },
 )
 export type DraftBody = Static<typeof DraftBody>
 
@@ -58,14 +58,14 @@ export const Change = Type.Object({
   op: StringEnum(['add', 'remove', 'update', 'move']),
   phaseId: Uuid,
   detail: Type.String(),
-})
+}, { title: 'CycleChange' })
 export type Change = Static<typeof Change>
 
 export const Warning = Type.Object({
   code: Type.String(),
   detail: Type.String(),
   phaseId: Type.Optional(Uuid),
-})
+}, { title: 'DraftWarning' })
 export type Warning = Static<typeof Warning>
 
 export const DraftResult = Type.Object({
@@ -74,7 +74,7 @@ export const DraftResult = Type.Object({
   draft: CycleDefinition,
   changes: Type.Array(Change),
   warnings: Type.Array(Warning),
-})
+}, { title: 'CycleDraft' })
 export type DraftResult = Static<typeof DraftResult>
 
 export const SavedCycle = Type.Object({
@@ -84,7 +84,7 @@ export const SavedCycle = Type.Object({
   description: Type.String(),
   phasesTemplate: Type.Array(Phase),
   createdAt: Timestamp,
-})
+}, { title: 'Cycle' })
 export type SavedCycle = Static<typeof SavedCycle>
 
 export const CycleParams = Type.Object({ streamId: Uuid, cycleId: Uuid }, { additionalProperties: false })

@@ -1,40 +1,52 @@
 // Hot queries are built and compiled by Kysely once, then run with new parameters: the typed query
 // stays the source of truth and each request skips the query builder and compiler. The query still
 // runs through Kysely's driver, so it takes part in transactions and connection locking as usual.
-import type { Compilable, CompiledQuery, Kysely, Transaction } from 'kysely'
+//
+// Sound by construction:
+// - `build` receives its arguments as Kysely expressions (`Expression<T>`), not values: it can place them
+//   in the query but cannot branch on them, so nothing about one call's values is frozen into the SQL;
+// - every argument must reach the SQL as a parameter (checked when compiling);
+// - compiled SQL is kept per dialect adapter and only for an executor without plugins: a `withSchema(…)`
+//   or any other plugin changes the SQL, so such an executor compiles the query each time instead of
+//   reusing SQL compiled without it.
+import { sql, type Compilable, type CompiledQuery, type Expression, type Kysely } from 'kysely'
 import type { Database } from './database.js'
 
 const MARKER = '\u0000tandem-parameter-'
 
-type Executor = Kysely<Database> | Transaction<Database>
+/** The arguments as `build` sees them: expressions standing for the values of each call. */
+export type Parameters<Args extends unknown[]> = { [K in keyof Args]: Expression<Args[K]> }
 
 /**
- * `prepared(2, (db, id, workspaceId) => db.selectFrom(…).where('id', '=', id)…)` gives a function that
- * runs that query on any database or transaction with new values. Each of the `arity` arguments must reach
- * the SQL as a parameter (not be inspected in `build`): it is stood in for by a marker while compiling.
+ * `prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) => db.selectFrom(…).where('id', '=', id)…)`
+ * gives `(db, id: string, workspaceId: string) => Promise<Row[]>`, which runs that query on any database
+ * or transaction with new values.
  */
 export function prepared<Args extends unknown[], Row>(
   arity: Args['length'],
-  build: (db: Kysely<Database>, ...args: Args) => Compilable<Row>,
-): (db: Executor, ...args: Args) => Promise<Row[]> {
-  // One compilation per dialect: databases and their transactions share their executor's adapter.
+  build: (db: Kysely<Database>, ...args: Parameters<Args>) => Compilable<Row>,
+): (db: Kysely<Database>, ...args: Args) => Promise<Row[]> {
   const byAdapter = new WeakMap<object, { compiled: CompiledQuery<Row>; slots: number[] }>()
-  const compile = (db: Executor) => {
-    const markers = Array.from({ length: arity }, (_, i) => `${MARKER}${i}`) as unknown as Args
+  const compile = (db: Kysely<Database>) => {
+    const markers = Array.from({ length: arity }, (_, i) => sql.val(`${MARKER}${i}`)) as unknown as Parameters<Args>
     const compiled = build(db, ...markers).compile()
     const slots = compiled.parameters.map((value) => (typeof value === 'string' && value.startsWith(MARKER) ? Number(value.slice(MARKER.length)) : -1))
     for (let i = 0; i < arity; i++) if (!slots.includes(i)) throw new Error(`prepared: argument ${i} does not reach the query as a parameter`)
     return { compiled, slots }
   }
-  return async (db, ...args) => {
-    const adapter = db.getExecutor().adapter
-    let entry = byAdapter.get(adapter)
-    if (!entry) {
-      entry = compile(db)
-      byAdapter.set(adapter, entry)
-    }
+  const run = async (db: Kysely<Database>, entry: { compiled: CompiledQuery<Row>; slots: number[] }, args: Args) => {
     const { compiled, slots } = entry
     const parameters = compiled.parameters.map((value, i) => (slots[i] === -1 ? value : args[slots[i] as number]))
     return (await db.executeQuery<Row>({ ...compiled, parameters })).rows
+  }
+  return async (db, ...args) => {
+    const executor = db.getExecutor()
+    if (executor.plugins.length > 0) return run(db, compile(db), args)
+    let entry = byAdapter.get(executor.adapter)
+    if (!entry) {
+      entry = compile(db)
+      byAdapter.set(executor.adapter, entry)
+    }
+    return run(db, entry, args)
   }
 }

@@ -3,7 +3,7 @@
 // an upsert … RETURNING, whose row lock holds the next writer of that stream until this one commits (or
 // rolls back, undoing its bump). Listeners are woken at commit: pg_notify on PostgreSQL (delivered when
 // the transaction commits), the in-process wake-up on SQLite (its reader queues behind the transaction).
-import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely'
+import { PostgresAdapter, sql, type Kysely, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import { now } from '../ids.js'
@@ -34,7 +34,7 @@ export function toEvent(row: Pick<EventRow, 'id' | 'type' | 'stream_id' | 'creat
   return { id: String(row.id), type: row.type as EventType, streamId: row.stream_id, createdAt: row.created_at, data: JSON.parse(row.data) }
 }
 
-const bumpHead = prepared(2, (db, streamId: string, workspaceId: string) =>
+const bumpHead = prepared(2, (db, streamId: Expression<string>, workspaceId: Expression<string>) =>
   db
     .insertInto('stream_event_heads')
     .values({ stream_id: streamId, workspace_id: workspaceId, last_id: 1, purged_through: 0 })
@@ -42,7 +42,7 @@ const bumpHead = prepared(2, (db, streamId: string, workspaceId: string) =>
     .returning('last_id'),
 )
 
-const insertRow = prepared(6, (db, streamId: string, id: number, workspaceId: string, type: string, data: string, createdAt: string) =>
+const insertRow = prepared(6, (db, streamId: Expression<string>, id: Expression<number>, workspaceId: Expression<string>, type: Expression<string>, data: Expression<string>, createdAt: Expression<string>) =>
   db.insertInto('stream_events').values({ stream_id: streamId, id, workspace_id: workspaceId, type, data, created_at: createdAt }),
 )
 
@@ -64,7 +64,7 @@ export async function appendEvent(
   return { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: JSON.parse(data) }
 }
 
-const selectAfter = prepared(3, (db, streamId: string, after: number, limit: number) =>
+const selectAfter = prepared(3, (db, streamId: Expression<string>, after: Expression<number>, limit: Expression<number>) =>
   db
     .selectFrom('stream_events')
     .select(['id', 'type', 'stream_id', 'created_at', 'data'])
@@ -86,7 +86,7 @@ export interface StreamHead {
   purgedThrough: number
 }
 
-const selectHead = prepared(1, (db, streamId: string) =>
+const selectHead = prepared(1, (db, streamId: Expression<string>) =>
   db.selectFrom('stream_event_heads').select(['last_id', 'purged_through']).where('stream_id', '=', streamId),
 )
 

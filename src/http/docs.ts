@@ -1,9 +1,67 @@
 // The OpenAPI 3.1 document (generated from the route schemas) and the interactive reference at /docs.
 // swagger-ui's assets are served from the npm package: the reference works offline.
+//
+// For client generators: every operation has a unique `operationId` (a route's `schema.operationId`),
+// every named shape — a TypeBox schema given a `title` (`Agent`, `AgentPage`, `Problem`, …) — is hoisted to
+// `components.schemas` and referred to with `$ref`, and `servers` names the URL the server listens on.
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { problemKinds } from './problem.js'
+
+type Json = { [key: string]: unknown }
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
+const SCHEMA_KEYS = ['type', 'properties', 'items', 'anyOf', 'oneOf', 'allOf', 'enum', 'const']
+
+/**
+ * Replaces every schema that has a `title` by a `$ref` to `components.schemas[title]`, innermost first.
+ * Two different shapes under one title are a programming error: it throws, and the OpenAPI test fails.
+ */
+export function hoistNamedSchemas(document: Json): Json {
+  const named: Record<string, Json> = {}
+  const serialized: Record<string, string> = {}
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit)
+    if (!isObject(node)) return node
+    const copy: Json = {}
+    for (const [key, value] of Object.entries(node)) copy[key] = visit(value)
+    const title = copy.title
+    if (typeof title !== 'string' || !SCHEMA_KEYS.some((key) => key in copy)) return copy
+    const text = JSON.stringify(copy)
+    if (serialized[title] !== undefined && serialized[title] !== text) {
+      throw new Error(`OpenAPI: two different schemas are titled "${title}"; give each shape its own title`)
+    }
+    serialized[title] = text
+    named[title] = copy
+    return { $ref: `#/components/schemas/${encodeURIComponent(title)}` }
+  }
+  const paths = visit(document.paths) as Json
+  // Problems are sent as application/problem+json (swagger names every response application/json).
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations as Json)) {
+      for (const [status, response] of Object.entries(((operation as Json).responses ?? {}) as Record<string, Json>)) {
+        const content = response.content as Record<string, unknown> | undefined
+        if (Number(status) >= 400 && content?.['application/json']) {
+          response.content = { 'application/problem+json': content['application/json'] }
+        }
+      }
+    }
+  }
+  const components = isObject(document.components) ? document.components : {}
+  const schemas = { ...(isObject(components.schemas) ? components.schemas : {}), ...named }
+  const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)))
+  return { ...document, paths, components: { ...components, schemas: sorted } }
+}
+
+/** The URL the server listens on (a wildcard bind is named relative to the document: `/`). */
+function listeningUrl(app: FastifyInstance): string {
+  const address = app.server.address() as AddressInfo | null
+  const host = address?.address ?? app.config.host
+  const port = address?.port ?? app.config.port
+  if (host === '0.0.0.0' || host === '::') return '/'
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+}
 
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -14,14 +72,25 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         version: '0.1.0',
         description:
           'AI agents and human operators working together on streams. Errors are RFC 9457 problem details; their `type` is one of: ' +
-          problemKinds().map((k) => `\`${k.type}\` (${k.status})`).join(', ') + '.',
+          problemKinds().map((k) => `\`${k.type}\` (${k.status})`).join(', ') + '. ' +
+          'Creating POSTs honour an `Idempotency-Key` header: a retry with the same key and body gets the first response again ' +
+          '(`Idempotent-Replayed: true`); the same key with another body is a 422; while the first request still runs, a 409 with ' +
+          '`Retry-After`. Keys are scoped to the API key that sent them and expire after 24 hours.',
       },
+      tags: [
+        { name: 'agents', description: 'AI agents of the workspace' },
+        { name: 'streams', description: 'Where agents and operators work together' },
+        { name: 'chat', description: 'Rich-text messages of a stream, with edits and revisions' },
+        { name: 'cycles', description: 'Drafting and saving cycle definitions' },
+        { name: 'health', description: 'Liveness and readiness' },
+      ],
       components: {
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key from `npm run cli -- keys create`' } },
       },
       security: [{ apiKey: [] }],
     },
+    transformObject: (documents) => hoistNamedSchemas(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Json),
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  app.get('/openapi.json', { schema: { hide: true } }, async () => ({ ...app.swagger(), servers: [{ url: listeningUrl(app), description: 'this server' }] }))
 }

@@ -51,6 +51,11 @@ export interface IdempotencyOptions {
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 const KEY_FORM = /^[\x21-\x7e]{1,255}$/
+const IdempotencyKeyHeader = {
+  type: 'string',
+  pattern: '^[\\x21-\\x7e]{1,255}$',
+  description: '1 to 255 visible ASCII characters',
+}
 const REPLAYED_HEADERS = ['location', 'etag', 'content-type']
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -142,9 +147,12 @@ async function idempotency(app: FastifyInstance, options: IdempotencyOptions): P
     return payload
   }
 
-  // Only on the routes declared `config: { idempotent: true }`: other routes pay nothing.
+  // Only on the routes declared `config: { idempotent: true }`: other routes pay nothing. The header is added
+  // to the route's schema (in place, so the OpenAPI document sees it too): validated, and documented.
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return
+    const schema = (route.schema ??= {}) as { headers?: { type?: string; properties?: Record<string, unknown> } }
+    schema.headers = { ...schema.headers, type: 'object', properties: { ...schema.headers?.properties, 'idempotency-key': IdempotencyKeyHeader } }
     route.preHandler = [...[route.preHandler ?? []].flat(), replayOrClaim]
     route.onSend = [...[route.onSend ?? []].flat(), storeOutcome]
   })

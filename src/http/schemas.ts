@@ -33,8 +33,13 @@ export const PageQuery = Type.Object(
 )
 export type PageQuery = Static<typeof PageQuery>
 
+/** A page of items; named `<Item>Page` in the OpenAPI document when the item has a title. */
 export function Page<T extends TSchema>(item: T) {
-  return Type.Object({ data: Type.Array(item), nextCursor: Nullable(Type.String()) })
+  const title = (item as { title?: string }).title
+  return Type.Object(
+    { data: Type.Array(item), nextCursor: Nullable(Type.String({ description: 'pass as ?cursor= for the next page; null on the last page' })) },
+    title ? { title: `${title}Page` } : {},
+  )
 }
 
 export const Problem = Type.Object(
@@ -46,7 +51,7 @@ export const Problem = Type.Object(
     instance: Type.Optional(Type.String()),
     errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
   },
-  { description: 'RFC 9457 problem details' },
+  { description: 'RFC 9457 problem details', title: 'Problem' },
 )
 export type Problem = Static<typeof Problem>
 

@@ -1,7 +1,7 @@
 // Run and task storage. A run is stored whole as the document GET returns (the state machine writes it, in
 // one place: machine.ts `persistRun`); `status` is a column beside it for the list filter. Tasks are rows of
 // their own: claims and results find them by id or by agent.
-import { PostgresAdapter, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely'
+import { PostgresAdapter, type Generated, type Insertable, type Kysely, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { Run, RunStatus } from './schemas.js'
@@ -45,17 +45,17 @@ export async function insertRun(db: Kysely<Database>, workspaceId: string, run: 
     .execute()
 }
 
-const updateRow = prepared(3, (db, status: RunStatus, document: string, id: string) => db.updateTable('runs').set({ status, document }).where('id', '=', id))
+const updateRow = prepared(3, (db, status: Expression<RunStatus>, document: Expression<string>, id: Expression<string>) => db.updateTable('runs').set({ status, document }).where('id', '=', id))
 
 export async function updateRun(db: Kysely<Database>, run: Run): Promise<void> {
   await updateRow(db, run.status, JSON.stringify(run), run.id)
 }
 
-const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('runs').select(['document']).where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
-const selectOneForUpdate = prepared(1, (db, id: string) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id).forUpdate())
-const selectOneById = prepared(1, (db, id: string) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id))
+const selectOneForUpdate = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id).forUpdate())
+const selectOneById = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id))
 
 export async function findRun(db: Kysely<Database>, workspaceId: string, id: string): Promise<Run | undefined> {
   const [row] = await selectOne(db, id, workspaceId)
@@ -88,7 +88,7 @@ export async function insertTask(db: Kysely<Database>, task: Insertable<RunTaskT
   await db.insertInto('run_tasks').values(task).execute()
 }
 
-const selectTask = prepared(1, (db, id: string) => db.selectFrom('run_tasks').selectAll().where('id', '=', id))
+const selectTask = prepared(1, (db, id: Expression<string>) => db.selectFrom('run_tasks').selectAll().where('id', '=', id))
 
 export async function findTask(db: Kysely<Database>, id: string): Promise<TaskRow | undefined> {
   const [row] = await selectTask(db, id)

@@ -11,7 +11,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/streams',
-    { config: { idempotent: true }, schema: { tags: ['streams'], summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
+    { config: { idempotent: true }, schema: { tags: ['streams'], operationId: 'createStream', summary: 'Create a stream', body: CreateStreamBody, response: { 201: Stream, ...ProblemResponses } } },
     async (request, reply) => {
       const stream = await reply.withTransaction(async (trx) => {
         const stream = await insertStream(trx, request.principal.workspaceId, request.body)
@@ -24,7 +24,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/streams',
-    { schema: { tags: ['streams'], summary: 'List streams, oldest first', querystring: PageQuery, response: { 200: Page(Stream), ...ProblemResponses } } },
+    { schema: { tags: ['streams'], operationId: 'listStreams', summary: 'List streams, oldest first', querystring: PageQuery, response: { 200: Page(Stream), ...ProblemResponses } } },
     async (request) => {
       const limit = request.query.limit ?? 50
       const rows = await listStreams(db, request.principal.workspaceId, limit + 1, decodeCursor(request.query.cursor))
@@ -34,7 +34,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/streams/:id',
-    { schema: { tags: ['streams'], summary: 'Read a stream', params: IdParams, response: { 200: Stream, ...ProblemResponses } } },
+    { schema: { tags: ['streams'], operationId: 'getStream', summary: 'Read a stream', params: IdParams, response: { 200: Stream, ...ProblemResponses } } },
     async (request) => {
       const stream = await findStream(db, request.principal.workspaceId, request.params.id)
       if (!stream) throw notFound('Stream')

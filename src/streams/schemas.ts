@@ -7,7 +7,7 @@ export const CreateStreamBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 120 }),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateStream' },
 )
 export type CreateStreamBody = Static<typeof CreateStreamBody>
 
@@ -16,7 +16,7 @@ export const Stream = Type.Object({
   name: Type.String(),
   description: Nullable(Type.String()),
   createdAt: Timestamp,
-})
+}, { title: 'Stream' })
 export type Stream = Static<typeof Stream>
 
 export const StreamIdParams = Type.Object({ streamId: Uuid }, { additionalProperties: false })

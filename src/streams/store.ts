@@ -1,5 +1,5 @@
 // Stream storage, scoped to one workspace. Other features ask here whether a stream exists.
-import type { Kysely, Selectable } from 'kysely'
+import type { Expression, Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { StreamTable } from './streams.table.js'
 import { newId, now } from '../ids.js'
@@ -20,7 +20,7 @@ export async function insertStream(db: Kysely<Database>, workspaceId: string, bo
   return toStream(row)
 }
 
-const selectOne = prepared(2, (db, id: string, workspaceId: string) =>
+const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('streams').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
 

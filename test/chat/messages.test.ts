@@ -191,7 +191,7 @@ for (const dialect of dialects()) {
       assert.equal(stale.statusCode, 412)
       assert.equal(stale.json().type, 'urn:tandem:problem:precondition-failed')
       assert.equal((await edit(id, contentOf('b'), { 'if-match': 'W/"2"' })).statusCode, 412)
-      assert.equal((await edit(id, contentOf('b'), { 'if-match': 'garbage' })).statusCode, 412)
+      assert.equal((await edit(id, contentOf('b'), { 'if-match': 'garbage' })).statusCode, 400, 'a malformed If-Match is a 400')
       assert.equal((await edit(id, contentOf('b'), { 'if-match': '"9", "2"' })).statusCode, 200)
       assert.equal((await edit(id, contentOf('c'), { 'if-match': '*' })).statusCode, 200)
       assert.equal((await read(id)).json().revision, 4)

@@ -8,28 +8,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["checkLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -46,47 +25,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: the database answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["checkReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -103,491 +42,10 @@ export interface paths {
             cookie?: never;
         };
         /** List agents, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                id: string;
-                                /** @enum {string} */
-                                providerType: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
-                                /** @enum {string|null} */
-                                authMode: "api_key" | "direct_line" | "none" | null;
-                                name: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                avatarAssetId: string | null;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                credentialId: string | null;
-                                /** @description Free-form object, stored as sent */
-                                config: {
-                                    [key: string]: unknown;
-                                };
-                                instructions: string | null;
-                                templateId: string | null;
-                                capabilities: {
-                                    streaming: boolean;
-                                    tools: string[];
-                                };
-                                endpointUrl: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
-                                updatedAt: string;
-                            }[];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listAgents"];
         put?: never;
         /** Create an agent */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        providerType?: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
-                        /** @enum {string} */
-                        authMode?: "api_key" | "direct_line" | "none";
-                        name: string;
-                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                        avatarAssetId?: string;
-                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                        credentialId?: string;
-                        /** @description Free-form object, stored as sent */
-                        config?: {
-                            [key: string]: unknown;
-                        };
-                        instructions?: string;
-                        templateId?: string;
-                        capabilities?: {
-                            streaming?: boolean;
-                            tools?: string[];
-                        };
-                        /**
-                         * Format: uri
-                         * @description an absolute http or https URL
-                         */
-                        endpointUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @enum {string} */
-                            providerType: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
-                            /** @enum {string|null} */
-                            authMode: "api_key" | "direct_line" | "none" | null;
-                            name: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            avatarAssetId: string | null;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            credentialId: string | null;
-                            /** @description Free-form object, stored as sent */
-                            config: {
-                                [key: string]: unknown;
-                            };
-                            instructions: string | null;
-                            templateId: string | null;
-                            capabilities: {
-                                streaming: boolean;
-                                tools: string[];
-                            };
-                            endpointUrl: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createAgent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -602,690 +60,18 @@ export interface paths {
             cookie?: never;
         };
         /** Read an agent */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @enum {string} */
-                            providerType: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
-                            /** @enum {string|null} */
-                            authMode: "api_key" | "direct_line" | "none" | null;
-                            name: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            avatarAssetId: string | null;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            credentialId: string | null;
-                            /** @description Free-form object, stored as sent */
-                            config: {
-                                [key: string]: unknown;
-                            };
-                            instructions: string | null;
-                            templateId: string | null;
-                            capabilities: {
-                                streaming: boolean;
-                                tools: string[];
-                            };
-                            endpointUrl: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getAgent"];
         put?: never;
         post?: never;
         /** Delete an agent */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted; no body */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteAgent"];
         options?: never;
         head?: never;
         /**
          * Update an agent
          * @description Any subset of the create fields. `null` clears authMode, avatarAssetId, credentialId, instructions, templateId and endpointUrl; `capabilities` merges field by field; `config` is replaced whole.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        providerType?: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
-                        /** @enum {string|null} */
-                        authMode?: "api_key" | "direct_line" | "none" | null;
-                        name?: string;
-                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                        avatarAssetId?: string | null;
-                        /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                        credentialId?: string | null;
-                        /** @description Free-form object, stored as sent */
-                        config?: {
-                            [key: string]: unknown;
-                        };
-                        instructions?: string | null;
-                        templateId?: string | null;
-                        capabilities?: {
-                            streaming?: boolean;
-                            tools?: string[];
-                        };
-                        /**
-                         * Format: uri
-                         * @description an absolute http or https URL
-                         */
-                        endpointUrl?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @enum {string} */
-                            providerType: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
-                            /** @enum {string|null} */
-                            authMode: "api_key" | "direct_line" | "none" | null;
-                            name: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            avatarAssetId: string | null;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            credentialId: string | null;
-                            /** @description Free-form object, stored as sent */
-                            config: {
-                                [key: string]: unknown;
-                            };
-                            instructions: string | null;
-                            templateId: string | null;
-                            capabilities: {
-                                streaming: boolean;
-                                tools: string[];
-                            };
-                            endpointUrl: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["updateAgent"];
         trace?: never;
     };
     "/api/streams": {
@@ -1296,423 +82,10 @@ export interface paths {
             cookie?: never;
         };
         /** List streams, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                id: string;
-                                name: string;
-                                description: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
-                                createdAt: string;
-                            }[];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listStreams"];
         put?: never;
         /** Create a stream */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        description?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createStream"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1727,210 +100,7 @@ export interface paths {
             cookie?: never;
         };
         /** Read a stream */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getStream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1947,529 +117,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the messages of a stream, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    streamId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                id: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                streamId: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                authorId: string;
-                                /**
-                                 * @description principal: a person or key; agent: posted by a run for the agent authorId
-                                 * @enum {string}
-                                 */
-                                authorType: "principal" | "agent";
-                                /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                                content: {
-                                    blocks: {
-                                        /** @enum {string} */
-                                        type: "rich_text";
-                                        elements: {
-                                            /** @enum {string} */
-                                            type: "paragraph";
-                                            /** @enum {string} */
-                                            direction?: "ltr" | "rtl";
-                                            children: {
-                                                /** @enum {string} */
-                                                type: "text";
-                                                text: string;
-                                                style?: {
-                                                    bold?: boolean;
-                                                    italic?: boolean;
-                                                    strikethrough?: boolean;
-                                                    code?: boolean;
-                                                };
-                                            }[];
-                                        }[];
-                                    }[];
-                                };
-                                /** @description plain-text rendering of content */
-                                text: string;
-                                revision: number;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
-                                editedAt: string | null;
-                            }[];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listMessages"];
         put?: never;
         /** Post a message to a stream */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    streamId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                        content: {
-                            blocks: {
-                                /** @enum {string} */
-                                type: "rich_text";
-                                elements: {
-                                    /** @enum {string} */
-                                    type: "paragraph";
-                                    /** @enum {string} */
-                                    direction?: "ltr" | "rtl";
-                                    children: {
-                                        /** @enum {string} */
-                                        type: "text";
-                                        text: string;
-                                        style?: {
-                                            bold?: boolean;
-                                            italic?: boolean;
-                                            strikethrough?: boolean;
-                                            code?: boolean;
-                                        };
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            streamId: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            authorId: string;
-                            /**
-                             * @description principal: a person or key; agent: posted by a run for the agent authorId
-                             * @enum {string}
-                             */
-                            authorType: "principal" | "agent";
-                            /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                            content: {
-                                blocks: {
-                                    /** @enum {string} */
-                                    type: "rich_text";
-                                    elements: {
-                                        /** @enum {string} */
-                                        type: "paragraph";
-                                        /** @enum {string} */
-                                        direction?: "ltr" | "rtl";
-                                        children: {
-                                            /** @enum {string} */
-                                            type: "text";
-                                            text: string;
-                                            style?: {
-                                                bold?: boolean;
-                                                italic?: boolean;
-                                                strikethrough?: boolean;
-                                                code?: boolean;
-                                            };
-                                        }[];
-                                    }[];
-                                }[];
-                            };
-                            /** @description plain-text rendering of content */
-                            text: string;
-                            revision: number;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            editedAt: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["postMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2484,249 +135,7 @@ export interface paths {
             cookie?: never;
         };
         /** Read a message (with ETag) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            streamId: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            authorId: string;
-                            /**
-                             * @description principal: a person or key; agent: posted by a run for the agent authorId
-                             * @enum {string}
-                             */
-                            authorType: "principal" | "agent";
-                            /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                            content: {
-                                blocks: {
-                                    /** @enum {string} */
-                                    type: "rich_text";
-                                    elements: {
-                                        /** @enum {string} */
-                                        type: "paragraph";
-                                        /** @enum {string} */
-                                        direction?: "ltr" | "rtl";
-                                        children: {
-                                            /** @enum {string} */
-                                            type: "text";
-                                            text: string;
-                                            style?: {
-                                                bold?: boolean;
-                                                italic?: boolean;
-                                                strikethrough?: boolean;
-                                                code?: boolean;
-                                            };
-                                        }[];
-                                    }[];
-                                }[];
-                            };
-                            /** @description plain-text rendering of content */
-                            text: string;
-                            revision: number;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            editedAt: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMessage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2736,316 +145,7 @@ export interface paths {
          * Edit a message
          * @description Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403).
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                        content: {
-                            blocks: {
-                                /** @enum {string} */
-                                type: "rich_text";
-                                elements: {
-                                    /** @enum {string} */
-                                    type: "paragraph";
-                                    /** @enum {string} */
-                                    direction?: "ltr" | "rtl";
-                                    children: {
-                                        /** @enum {string} */
-                                        type: "text";
-                                        text: string;
-                                        style?: {
-                                            bold?: boolean;
-                                            italic?: boolean;
-                                            strikethrough?: boolean;
-                                            code?: boolean;
-                                        };
-                                    }[];
-                                }[];
-                            }[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            streamId: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            authorId: string;
-                            /**
-                             * @description principal: a person or key; agent: posted by a run for the agent authorId
-                             * @enum {string}
-                             */
-                            authorType: "principal" | "agent";
-                            /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                            content: {
-                                blocks: {
-                                    /** @enum {string} */
-                                    type: "rich_text";
-                                    elements: {
-                                        /** @enum {string} */
-                                        type: "paragraph";
-                                        /** @enum {string} */
-                                        direction?: "ltr" | "rtl";
-                                        children: {
-                                            /** @enum {string} */
-                                            type: "text";
-                                            text: string;
-                                            style?: {
-                                                bold?: boolean;
-                                                italic?: boolean;
-                                                strikethrough?: boolean;
-                                                code?: boolean;
-                                            };
-                                        }[];
-                                    }[];
-                                }[];
-                            };
-                            /** @description plain-text rendering of content */
-                            text: string;
-                            revision: number;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            editedAt: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["editMessage"];
         trace?: never;
     };
     "/api/chat/messages/{id}/revisions": {
@@ -3056,238 +156,7 @@ export interface paths {
             cookie?: never;
         };
         /** A message's earlier contents, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                revision: number;
-                                /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                                content: {
-                                    blocks: {
-                                        /** @enum {string} */
-                                        type: "rich_text";
-                                        elements: {
-                                            /** @enum {string} */
-                                            type: "paragraph";
-                                            /** @enum {string} */
-                                            direction?: "ltr" | "rtl";
-                                            children: {
-                                                /** @enum {string} */
-                                                type: "text";
-                                                text: string;
-                                                style?: {
-                                                    bold?: boolean;
-                                                    italic?: boolean;
-                                                    strikethrough?: boolean;
-                                                    code?: boolean;
-                                                };
-                                            }[];
-                                        }[];
-                                    }[];
-                                };
-                                text: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
-                                createdAt: string;
-                            }[];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listMessageRevisions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3304,205 +173,7 @@ export interface paths {
             cookie?: never;
         };
         /** Render a message as HTML, Markdown or plain text */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default html */
-                    format?: "html" | "markdown" | "text";
-                };
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The rendering, UTF-8 */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/html": string;
-                        "text/markdown": string;
-                        "text/plain": string;
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["renderMessage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3524,297 +195,7 @@ export interface paths {
          * Draft a cycle for a stream
          * @description `generate` builds a new cycle from `prompt`; `refine` applies `prompt` as edit instructions to `current`. The draft is not stored. Phases are assigned to agents of the stream's workspace; when none fits, `agentId` is the nil UUID and a warning says so.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    streamId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description generate (synonyms: create, new) or refine (synonyms: edit, update, revise, improve)
-                         * @enum {string}
-                         */
-                        mode: "generate" | "create" | "new" | "refine" | "edit" | "update" | "revise" | "improve";
-                        prompt: string;
-                        current?: {
-                            triggerName: string;
-                            description: string;
-                            phasesTemplate: {
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                id: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                agentId: string;
-                                goal: string;
-                                instructions: string;
-                                autoAdvance: boolean;
-                                phaseName: string;
-                                operatorPool: string[];
-                            }[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            mode: "generate" | "refine";
-                            /** @description builtin, or the model-backed engine that drafted */
-                            engine: string;
-                            draft: {
-                                triggerName: string;
-                                description: string;
-                                phasesTemplate: {
-                                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                    id: string;
-                                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                    agentId: string;
-                                    goal: string;
-                                    instructions: string;
-                                    autoAdvance: boolean;
-                                    phaseName: string;
-                                    operatorPool: string[];
-                                }[];
-                            };
-                            changes: {
-                                /** @enum {string} */
-                                op: "add" | "remove" | "update" | "move";
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                phaseId: string;
-                                detail: string;
-                            }[];
-                            warnings: {
-                                code: string;
-                                detail: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                phaseId?: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["draftCycle"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3829,466 +210,10 @@ export interface paths {
             cookie?: never;
         };
         /** List saved cycles, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    streamId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                id: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                streamId: string;
-                                triggerName: string;
-                                description: string;
-                                phasesTemplate: {
-                                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                    id: string;
-                                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                    agentId: string;
-                                    goal: string;
-                                    instructions: string;
-                                    autoAdvance: boolean;
-                                    phaseName: string;
-                                    operatorPool: string[];
-                                }[];
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
-                                createdAt: string;
-                            }[];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listCycles"];
         put?: never;
         /** Save a cycle definition */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    streamId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        triggerName: string;
-                        description: string;
-                        phasesTemplate: {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            agentId: string;
-                            goal: string;
-                            instructions: string;
-                            autoAdvance: boolean;
-                            phaseName: string;
-                            operatorPool: string[];
-                        }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            streamId: string;
-                            triggerName: string;
-                            description: string;
-                            phasesTemplate: {
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                id: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                agentId: string;
-                                goal: string;
-                                instructions: string;
-                                autoAdvance: boolean;
-                                phaseName: string;
-                                operatorPool: string[];
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["saveCycle"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4303,225 +228,7 @@ export interface paths {
             cookie?: never;
         };
         /** Read a saved cycle */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    streamId: string;
-                    /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                    cycleId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            id: string;
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            streamId: string;
-                            triggerName: string;
-                            description: string;
-                            phasesTemplate: {
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                id: string;
-                                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                                agentId: string;
-                                goal: string;
-                                instructions: string;
-                                autoAdvance: boolean;
-                                phaseName: string;
-                                operatorPool: string[];
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description RFC 9457 problem details */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance?: string;
-                            errors?: {
-                                pointer: string;
-                                detail: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getCycle"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4708,6 +415,124 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Agent */
+        Agent: {
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @enum {string} */
+            providerType: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
+            /** @enum {string|null} */
+            authMode: "api_key" | "direct_line" | "none" | null;
+            name: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            avatarAssetId: string | null;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            credentialId: string | null;
+            /** @description Free-form object, stored as sent */
+            config: {
+                [key: string]: unknown;
+            };
+            instructions: string | null;
+            templateId: string | null;
+            capabilities: {
+                streaming: boolean;
+                tools: string[];
+            };
+            endpointUrl: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            updatedAt: string;
+        };
+        /** AgentPage */
+        AgentPage: {
+            data: components["schemas"]["Agent"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** CreateAgent */
+        CreateAgent: {
+            /** @enum {string} */
+            providerType?: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
+            /** @enum {string} */
+            authMode?: "api_key" | "direct_line" | "none";
+            name: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            avatarAssetId?: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            credentialId?: string;
+            /** @description Free-form object, stored as sent */
+            config?: {
+                [key: string]: unknown;
+            };
+            instructions?: string;
+            templateId?: string;
+            capabilities?: {
+                streaming?: boolean;
+                tools?: string[];
+            };
+            /**
+             * Format: uri
+             * @description an absolute http or https URL
+             */
+            endpointUrl?: string;
+        };
+        /** CreateStream */
+        CreateStream: {
+            name: string;
+            description?: string;
+        };
+        /** Cycle */
+        Cycle: {
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            triggerName: string;
+            description: string;
+            phasesTemplate: components["schemas"]["Phase"][];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+        };
+        /** CycleChange */
+        CycleChange: {
+            /** @enum {string} */
+            op: "add" | "remove" | "update" | "move";
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseId: string;
+            detail: string;
+        };
+        /** CycleDefinition */
+        CycleDefinition: {
+            triggerName: string;
+            description: string;
+            phasesTemplate: components["schemas"]["Phase"][];
+        };
+        /** CycleDraft */
+        CycleDraft: {
+            /** @enum {string} */
+            mode: "generate" | "refine";
+            /** @description builtin, or the model-backed engine that drafted */
+            engine: string;
+            draft: components["schemas"]["CycleDefinition"];
+            changes: components["schemas"]["CycleChange"][];
+            warnings: components["schemas"]["DraftWarning"][];
+        };
+        /** CyclePage */
+        CyclePage: {
+            data: components["schemas"]["Cycle"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
         /**
          * RunProblem
          * @description why a phase or run failed (RFC 9457 problem details)
@@ -4802,6 +627,199 @@ export interface components {
             error: components["schemas"]["def-2"];
             phases: components["schemas"]["def-3"][];
         };
+        /** DraftCycle */
+        DraftCycle: {
+            /**
+             * @description generate (synonyms: create, new) or refine (synonyms: edit, update, revise, improve)
+             * @enum {string}
+             */
+            mode: "generate" | "create" | "new" | "refine" | "edit" | "update" | "revise" | "improve";
+            prompt: string;
+            current?: components["schemas"]["CycleDefinition"];
+        };
+        /** DraftWarning */
+        DraftWarning: {
+            code: string;
+            detail: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseId?: string;
+        };
+        /** Message */
+        Message: {
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            authorId: string;
+            /**
+             * @description principal: a person or key; agent: posted by a run for the agent authorId
+             * @enum {string}
+             */
+            authorType: "principal" | "agent";
+            content: components["schemas"]["RichText"];
+            /** @description plain-text rendering of content */
+            text: string;
+            revision: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            editedAt: string | null;
+        };
+        /** MessageBody */
+        MessageBody: {
+            content: components["schemas"]["RichText"];
+        };
+        /** MessagePage */
+        MessagePage: {
+            data: components["schemas"]["Message"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** MessageRevision */
+        MessageRevision: {
+            revision: number;
+            content: components["schemas"]["RichText"];
+            text: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+        };
+        /** MessageRevisionPage */
+        MessageRevisionPage: {
+            data: components["schemas"]["MessageRevision"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** Phase */
+        Phase: {
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            agentId: string;
+            goal: string;
+            instructions: string;
+            autoAdvance: boolean;
+            phaseName: string;
+            operatorPool: string[];
+        };
+        /**
+         * Problem
+         * @description RFC 9457 problem details
+         */
+        Problem: {
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            instance?: string;
+            errors?: {
+                pointer: string;
+                detail: string;
+            }[];
+        };
+        /**
+         * RichText
+         * @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all
+         */
+        RichText: {
+            blocks: {
+                /** @enum {string} */
+                type: "rich_text";
+                elements: {
+                    /** @enum {string} */
+                    type: "paragraph";
+                    /** @enum {string} */
+                    direction?: "ltr" | "rtl";
+                    children: {
+                        /** @enum {string} */
+                        type: "text";
+                        text: string;
+                        style?: {
+                            bold?: boolean;
+                            italic?: boolean;
+                            strikethrough?: boolean;
+                            code?: boolean;
+                        };
+                    }[];
+                }[];
+            }[];
+        };
+        /** Stream */
+        Stream: {
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            name: string;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+        };
+        /** StreamEvent */
+        StreamEvent: {
+            /** @description the position of the event in its stream (decimal, from 1, no gaps) */
+            id: string;
+            /** @enum {string} */
+            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /** @description the message, cycle or run as GET returns it */
+            data: unknown;
+        };
+        /** StreamEventPage */
+        StreamEventPage: {
+            data: components["schemas"]["StreamEvent"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** StreamPage */
+        StreamPage: {
+            data: components["schemas"]["Stream"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** UpdateAgent */
+        UpdateAgent: {
+            /** @enum {string} */
+            providerType?: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
+            /** @enum {string|null} */
+            authMode?: "api_key" | "direct_line" | "none" | null;
+            name?: string;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            avatarAssetId?: string | null;
+            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            credentialId?: string | null;
+            /** @description Free-form object, stored as sent */
+            config?: {
+                [key: string]: unknown;
+            };
+            instructions?: string | null;
+            templateId?: string | null;
+            capabilities?: {
+                streaming?: boolean;
+                tools?: string[];
+            };
+            /**
+             * Format: uri
+             * @description an absolute http or https URL
+             */
+            endpointUrl?: string | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -4811,6 +829,2018 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    checkLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                    };
+                };
+            };
+        };
+    };
+    checkReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentPage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAgent"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAgent"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listStreams: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamPage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateStream"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Stream"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Stream"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    editMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description * or a comma-separated list of quoted ETags such as "2" (the ETag must be quoted, as the ETag header gives it) */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMessageRevisions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageRevisionPage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    renderMessage: {
+        parameters: {
+            query?: {
+                /** @description default html */
+                format?: "html" | "markdown" | "text";
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rendering, UTF-8 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "text/markdown": string;
+                    "text/plain": string;
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    draftCycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DraftCycle"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CycleDraft"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCycles: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CyclePage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    saveCycle: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CycleDefinition"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cycle"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cycle"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listStreamEvents: {
         parameters: {
             query?: {
@@ -4834,24 +2864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description the position of the event in its stream (decimal, from 1, no gaps) */
-                            id: string;
-                            /** @enum {string} */
-                            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
-                            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                            streamId: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            createdAt: string;
-                            /** @description the message, cycle or run as GET returns it */
-                            data: unknown;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    "application/json": components["schemas"]["StreamEventPage"];
                     "text/event-stream": string;
                 };
             };
@@ -4861,17 +2874,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -4880,17 +2883,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -4899,17 +2892,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -4918,17 +2901,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -4937,17 +2910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -4956,17 +2919,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -4975,17 +2928,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -4994,17 +2937,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5013,17 +2946,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5032,17 +2955,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5050,7 +2963,10 @@ export interface operations {
     startRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
@@ -5118,17 +3034,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5137,17 +3043,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5156,17 +3052,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5175,17 +3061,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5194,17 +3070,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5213,17 +3079,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5232,17 +3088,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5251,17 +3097,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5270,17 +3106,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5289,17 +3115,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5307,7 +3123,10 @@ export interface operations {
     fireTrigger: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
@@ -5343,17 +3162,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5362,17 +3171,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5381,17 +3180,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5400,17 +3189,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5419,17 +3198,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5438,17 +3207,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5457,17 +3216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5476,17 +3225,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5495,17 +3234,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5514,17 +3243,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5553,6 +3272,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["def-5"][];
+                        /** @description pass as ?cursor= for the next page; null on the last page */
                         nextCursor: string | null;
                     };
                 };
@@ -5563,17 +3283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5582,17 +3292,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5601,17 +3301,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5620,17 +3310,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5639,17 +3319,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5658,17 +3328,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5677,17 +3337,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5696,17 +3346,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5715,17 +3355,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5790,17 +3420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5809,17 +3429,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5828,17 +3438,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5847,17 +3447,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5866,17 +3456,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5885,17 +3465,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5904,17 +3474,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5923,17 +3483,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -5942,17 +3492,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6017,17 +3557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6036,17 +3566,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6055,17 +3575,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6074,17 +3584,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6093,17 +3593,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6112,17 +3602,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6131,17 +3611,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6150,17 +3620,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6169,17 +3629,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6188,17 +3638,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6273,17 +3713,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6292,17 +3722,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6311,17 +3731,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6330,17 +3740,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6349,17 +3749,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6368,17 +3758,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6387,17 +3767,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6406,17 +3776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6425,17 +3785,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6444,17 +3794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6559,17 +3899,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6578,17 +3908,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6597,17 +3917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6616,17 +3926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6635,17 +3935,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6654,17 +3944,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6673,17 +3953,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6692,17 +3962,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6711,17 +3971,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6730,17 +3980,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6760,30 +4000,7 @@ export interface operations {
                 "application/json": {
                     output?: {
                         text?: string;
-                        /** @description Rich text: 1 to 50 blocks, at most 40000 characters of text in all */
-                        content?: {
-                            blocks: {
-                                /** @enum {string} */
-                                type: "rich_text";
-                                elements: {
-                                    /** @enum {string} */
-                                    type: "paragraph";
-                                    /** @enum {string} */
-                                    direction?: "ltr" | "rtl";
-                                    children: {
-                                        /** @enum {string} */
-                                        type: "text";
-                                        text: string;
-                                        style?: {
-                                            bold?: boolean;
-                                            italic?: boolean;
-                                            strikethrough?: boolean;
-                                            code?: boolean;
-                                        };
-                                    }[];
-                                }[];
-                            }[];
-                        };
+                        content?: components["schemas"]["RichText"];
                     };
                     error?: {
                         detail: string;
@@ -6810,17 +4027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6829,17 +4036,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6848,17 +4045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6867,17 +4054,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6886,17 +4063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6905,17 +4072,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6924,17 +4081,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6943,17 +4090,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6962,17 +4099,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -6981,17 +4108,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        detail: string;
-                        instance?: string;
-                        errors?: {
-                            pointer: string;
-                            detail: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
