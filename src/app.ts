@@ -19,6 +19,10 @@ import { clientErrorHandler, problemDetails } from './http/problem.js'
 import { rateLimits } from './http/rate-limit.js'
 import { securityHeaders } from './http/security-headers.js'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
+import { ensureLocalPrincipal } from './principals/store.js'
+import { principalRoutes } from './principals/routes.js'
+import { credentialRoutes } from './credentials/routes.js'
+import { openVault, type Vault } from './credentials/vault.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
@@ -38,6 +42,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     config: Config
     events: EventHub
+    /** Seals credential secrets with the current key (see src/credentials/vault.ts). */
+    vault: Vault
   }
 }
 
@@ -48,11 +54,18 @@ export interface BuildOptions {
   connect?: ConnectOptions
   /** Replaces the drafter TANDEM_DRAFTER chooses (tests of the model-backed engine use this to set keys). */
   drafter?: Drafter
+  /** Where log lines go instead of stdout (tests search them for secrets). */
+  logStream?: { write(line: string): void }
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
+    // Secrets never reach a log line: keys, and credential secrets should a body ever be logged.
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.body.secret', 'body.secret', 'request.body.secret', 'secret'],
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     // Requests are logged at debug level (see below), so that the default level costs nothing per request.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: () => randomUUID(),
@@ -65,6 +78,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.decorate('config', config)
   await app.register(databasePlugin, { url: config.databaseUrl, connect: options.connect })
+  // After connecting: with SQLite and no TANDEM_SECRET_KEY the key file is written beside the database file.
+  const vault = openVault(config)
+  app.decorate('vault', vault)
   const defaultWorkspaceId = await ensureWorkspace(app.database.db, DEFAULT_WORKSPACE)
 
   await app.register(problemDetails)
@@ -80,6 +96,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   })
   app.addHook('onReady', async () => jobs.start(app))
   app.addHook('preClose', async () => jobs.stop())
+  await ensureLocalPrincipal(app.database.db, defaultWorkspaceId)
 
   // Events: one listener per instance; open event streams end before the server stops (preClose), so that
   // shutdown is not held up by them.
@@ -112,7 +129,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       if (config.rateLimit) await api.register(rateLimits, config.rateLimit)
       // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
       await api.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
+      await api.register(principalRoutes)
       await api.register(agentRoutes)
+      await api.register(credentialRoutes(vault))
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))

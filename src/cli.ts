@@ -1,15 +1,18 @@
-// Operator commands: `migrate`, `keys create|list|revoke`. Uses DATABASE_URL like the server.
+// Operator commands: `migrate`, `keys create|list|revoke`, `credentials rekey`. Uses DATABASE_URL like the server.
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
 import { connect } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { DEFAULT_WORKSPACE, createApiKey, ensureWorkspace, listApiKeys, revokeApiKey } from './workspaces/store.js'
+import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
+import { ensureLocalPrincipal } from './principals/store.js'
+import { KEYS_USAGE, UsageError, createKeyCommand, listKeysCommand, revokeKeyCommand } from './principals/cli.js'
+import { CREDENTIALS_USAGE, rekeyCommand } from './credentials/cli.js'
+import { VaultError } from './credentials/vault.js'
 
 const USAGE = `usage:
   npm run cli -- migrate
-  npm run cli -- keys create --name <name> [--role admin|member] [--workspace <name>]
-  npm run cli -- keys list
-  npm run cli -- keys revoke <key id>`
+${KEYS_USAGE}
+${CREDENTIALS_USAGE}`
 
 function fail(message: string): never {
   console.error(message)
@@ -20,7 +23,13 @@ async function run(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: 'string' }, role: { type: 'string', default: 'member' }, workspace: { type: 'string', default: DEFAULT_WORKSPACE } },
+    options: {
+      name: { type: 'string' },
+      handle: { type: 'string' },
+      role: { type: 'string' },
+      agent: { type: 'string' },
+      workspace: { type: 'string', default: DEFAULT_WORKSPACE },
+    },
   })
   const [command, sub, arg] = positionals
   let config
@@ -33,26 +42,26 @@ async function run(argv: string[]): Promise<void> {
   const database = connect(config.databaseUrl)
   try {
     const applied = await migrateToLatest(database)
-    await ensureWorkspace(database.db, DEFAULT_WORKSPACE)
+    await ensureLocalPrincipal(database.db, await ensureWorkspace(database.db, DEFAULT_WORKSPACE))
+    let lines: string[]
     if (command === 'migrate') {
-      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date')
+      lines = [applied.length ? `applied: ${applied.join(', ')}` : 'already up to date']
     } else if (command === 'keys' && sub === 'create') {
-      if (!values.name) fail(`--name is required\n${USAGE}`)
-      if (values.role !== 'admin' && values.role !== 'member') fail('--role must be admin or member')
-      const workspaceId = await ensureWorkspace(database.db, values.workspace as string)
-      const created = await createApiKey(database.db, { workspaceId, name: values.name, role: values.role })
-      console.log(`key id ${created.id}, principal ${created.principalId}, role ${values.role}, workspace ${values.workspace}`)
-      console.log('Store this key now; it is not shown again:')
-      console.log(created.key)
+      lines = await createKeyCommand(database.db, { ...values, workspace: values.workspace as string })
     } else if (command === 'keys' && sub === 'list') {
-      for (const key of await listApiKeys(database.db)) {
-        console.log(`${key.id}  ${key.workspace}  ${key.role}  ${key.name}  ${key.revoked_at ? `revoked ${key.revoked_at}` : 'active'}`)
-      }
+      lines = await listKeysCommand(database.db)
     } else if (command === 'keys' && sub === 'revoke' && arg) {
-      console.log((await revokeApiKey(database.db, arg)) ? `revoked ${arg}` : `no active key ${arg}`)
+      lines = await revokeKeyCommand(database.db, arg)
+    } else if (command === 'credentials' && sub === 'rekey') {
+      lines = await rekeyCommand(database.db, config)
     } else {
       fail(USAGE)
     }
+    for (const line of lines) console.log(line)
+  } catch (error) {
+    if (error instanceof UsageError) fail(`${error.message}\n${USAGE}`)
+    if (error instanceof VaultError || error instanceof ConfigError) fail(`tandem: ${error.message}`)
+    throw error
   } finally {
     await database.close()
   }

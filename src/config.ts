@@ -1,5 +1,6 @@
 // Environment → typed configuration. A bad value stops start-up with one line naming the variable.
 import { isIP } from 'node:net'
+import { parseCidr } from './runs/egress.js'
 
 export type AuthMode = 'local' | 'required'
 
@@ -38,6 +39,12 @@ export interface Config {
   /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
   workers: number
   runs: RunsConfig
+  /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
+  egressAllow: string[]
+  /** TANDEM_SECRET_KEY: the vault key (null: SQLite's secret.key file, or a per-process key for sqlite::memory:). */
+  secretKey: Buffer | null
+  /** TANDEM_SECRET_KEY_PREVIOUS (comma-separated): keys that still decrypt during a rotation. */
+  secretKeysPrevious: Buffer[]
 }
 
 /** The run engine's settings (README "Runs"). */
@@ -123,6 +130,40 @@ function parseOrigins(raw: string | undefined): string[] | null {
   return origins
 }
 
+export function parseEgressAllow(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return []
+  return raw.split(',').map((entry) => {
+    const cidr = entry.trim()
+    try {
+      parseCidr(cidr)
+    } catch {
+      throw new ConfigError('TANDEM_EGRESS_ALLOW', `must be a comma-separated list of CIDRs like 127.0.0.0/8 or fd00::/8, got "${cidr}"`)
+    }
+    return cidr
+  })
+}
+
+/** 32 bytes in base64 (standard or URL-safe alphabet). The error never quotes the value: it is a secret. */
+export function parseSecretKey(variable: string, raw: string): Buffer {
+  const text = raw.trim()
+  const key = Buffer.from(text, 'base64')
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) || key.length !== 32) {
+    throw new ConfigError(variable, `must be 32 random bytes in base64 (e.g. openssl rand -base64 32); the value given is ${/^[A-Za-z0-9+/_-]+={0,2}$/.test(text) ? `${key.length} bytes` : 'not base64'}`)
+  }
+  return key
+}
+
+function parseSecretKeys(env: NodeJS.ProcessEnv, databaseUrl: string): Pick<Config, 'secretKey' | 'secretKeysPrevious'> {
+  const raw = env.TANDEM_SECRET_KEY
+  const secretKey = raw === undefined || raw === '' ? null : parseSecretKey('TANDEM_SECRET_KEY', raw)
+  if (!secretKey && !databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError('TANDEM_SECRET_KEY', 'is required with PostgreSQL (every instance must share the key): set 32 random bytes in base64, e.g. openssl rand -base64 32')
+  }
+  const previous = env.TANDEM_SECRET_KEY_PREVIOUS
+  const secretKeysPrevious = previous === undefined || previous.trim() === '' ? [] : previous.split(',').map((key) => parseSecretKey('TANDEM_SECRET_KEY_PREVIOUS', key))
+  return { secretKey, secretKeysPrevious }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -133,10 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   }
+  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db')
   return {
     port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
     host,
-    databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/tandem.db'),
+    databaseUrl,
     auth,
     drafter: parseDrafter(env.TANDEM_DRAFTER ?? 'builtin'),
     drafterTimeoutMs: parseInteger('TANDEM_DRAFTER_TIMEOUT_MS', env.TANDEM_DRAFTER_TIMEOUT_MS ?? '30000', 1, 600000),
@@ -158,5 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dispatchAttempts: parseInteger('TANDEM_DISPATCH_ATTEMPTS', env.TANDEM_DISPATCH_ATTEMPTS ?? '5', 1, 100),
       pollIntervalMs: parseInteger('TANDEM_POLL_INTERVAL_MS', env.TANDEM_POLL_INTERVAL_MS ?? '10000', 1, 3600000),
     },
+    egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
+    ...parseSecretKeys(env, databaseUrl),
   }
 }

@@ -4,8 +4,11 @@ import { ConfigError, loadConfig } from './config.js'
 
 async function main(): Promise<void> {
   let config
+  let app
   try {
     config = loadConfig()
+    // Start-up can still find the configuration wanting (e.g. an unreadable secret.key).
+    app = await buildApp(config)
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`tandem: invalid configuration: ${error.message}`)
@@ -13,7 +16,6 @@ async function main(): Promise<void> {
     }
     throw error
   }
-  const app = await buildApp(config)
   const url = await app.listen({ port: config.port, host: config.host })
   app.log.info({ url, database: config.databaseUrl.split(':')[0], auth: config.auth, drafter: config.drafter.kind }, `Tandem listening on ${url}`)
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { dialects, freshDatabase, type TestDatabase } from './helpers.js'
+import { TEST_SECRET_KEY, dialects, freshDatabase, type TestDatabase } from './helpers.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
 
@@ -16,7 +16,7 @@ for (const dialect of dialects()) {
     let urls: string[]
     before(async () => {
       database = await freshDatabase(dialect)
-      const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url })
+      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url })
       instances = [await buildApp(config, { connect: { schema: database.schema } }), await buildApp(config, { connect: { schema: database.schema } })]
       urls = await Promise.all(instances.map((app) => app.listen({ port: 0, host: '127.0.0.1' })))
     })

@@ -16,8 +16,15 @@ describe('configuration', () => {
       corsOrigins: null,
       requestTimeoutMs: 120000,
       logLevel: 'info',
+      eventRetentionDays: 7,
+      sseKeepAliveMs: 15000,
+      sseMaxBufferBytes: 1048576,
+      webhookRetryBaseMs: 5000,
       workers: 8,
       runs: { publicUrl: null, taskLeaseS: 300, taskTimeoutS: 3600, dispatchTimeoutMs: 30000, dispatchAttempts: 5, pollIntervalMs: 10000 },
+      egressAllow: [],
+      secretKey: null,
+      secretKeysPrevious: [],
     })
   })
 

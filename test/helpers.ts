@@ -13,6 +13,12 @@ export type Dialect = 'sqlite' | 'postgres'
 
 const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
 
+/**
+ * The vault key of every app and server process a test starts (PostgreSQL refuses to start without one, and
+ * with SQLite it keeps secret.key files out of the temporary directory). Child processes inherit it.
+ */
+export const TEST_SECRET_KEY = (process.env.TANDEM_SECRET_KEY ??= randomBytes(32).toString('base64'))
+
 export function dialects(): Dialect[] {
   const all: Dialect[] = POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite']
   const only = process.env.TANDEM_TEST_DIALECT
@@ -60,11 +66,19 @@ export async function freshDatabase(dialect: Dialect, options: { ownDatabase?: b
   return { url: POSTGRES_URL, schema: name, drop: () => adminQuery(`drop schema if exists ${name}_jobs cascade; drop schema ${name} cascade`) }
 }
 
-export async function build(dialect: Dialect, env: Record<string, string> = {}): Promise<FastifyInstance> {
-  const database = await freshDatabase(dialect)
-  const config: Config = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env, DATABASE_URL: database.url })
+/**
+ * The app on a fresh database. On PostgreSQL, graphile-worker's runners LISTEN on database-wide channels (a new
+ * worker schema anywhere in the database tells every runner there to stop): so by default an app on a shared
+ * test database runs no jobs (TANDEM_WORKERS=0), and a test that needs them asks for `ownDatabase`.
+ */
+export async function build(dialect: Dialect, env: Record<string, string> = {}, options: { ownDatabase?: boolean } = {}): Promise<FastifyInstance> {
+  const database = await freshDatabase(dialect, options)
+  const workers = dialect === 'postgres' && !options.ownDatabase ? '0' : '8'
+  const config: Config = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TANDEM_WORKERS: workers, TANDEM_SECRET_KEY: TEST_SECRET_KEY, ...env, DATABASE_URL: database.url })
   const app = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 } })
   app.addHook('onClose', async () => {
+    // onClose hooks run last-added first: close the connections before dropping what they point at.
+    await app.database.close()
     await database.drop()
   })
   await app.ready()

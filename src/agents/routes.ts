@@ -1,4 +1,4 @@
-// /api/agents: create, list, read, update and delete agents of the caller's workspace.
+// /api/agents: create, list, read, update and delete agents of the caller's workspace (writes: admins only).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
@@ -7,13 +7,16 @@ import { notFound } from '../http/problem.js'
 import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from './store.js'
 
+// An agent carries a credential to its endpoint: a member must not be able to redirect it (RUNS.md).
+const ADMIN_ONLY = 'create, change or delete agents'
+
 export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
 
   app.post(
     '/agents',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, adminOnly: ADMIN_ONLY },
       schema: {
         tags: ['agents'],
         operationId: 'createAgent', summary: 'Create an agent',
@@ -56,6 +59,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/agents/:id',
     {
+      config: { adminOnly: ADMIN_ONLY },
       schema: {
         tags: ['agents'],
         operationId: 'updateAgent', summary: 'Update an agent',
@@ -74,7 +78,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/agents/:id',
-    { schema: { tags: ['agents'], operationId: 'deleteAgent', summary: 'Delete an agent', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } } },
+    { config: { adminOnly: ADMIN_ONLY }, schema: { tags: ['agents'], operationId: 'deleteAgent', summary: 'Delete an agent', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } } },
     async (request, reply) => {
       const deleted = await deleteAgent(db, request.principal.workspaceId, request.params.id)
       if (!deleted) throw notFound('Agent')

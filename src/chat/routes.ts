@@ -123,7 +123,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: MessageIdParams,
         headers: IfMatchHeaders,
         body: MessageBody,
-        response: { 200: Message, 403: Problem, 412: Problem, ...ProblemResponses },
+        response: { 200: Message, 412: Problem, ...ProblemResponses },
       },
     },
     async (request, reply) => {

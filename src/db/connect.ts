@@ -25,6 +25,12 @@ export interface ConnectOptions {
 
 const STATEMENT_CACHE_SIZE = 500
 
+/** Closing twice is closing once (an app's shutdown and a test's clean-up may both ask). */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined
+  return () => (closing ??= close())
+}
+
 /** better-sqlite3 compiles a statement on every `prepare`; Kysely prepares per query, so keep them. */
 function withStatementCache(raw: SqliteDatabase.Database) {
   const statements = new Map<string, SqliteDatabase.Statement>()
@@ -51,7 +57,7 @@ function openSqlite(url: string): Db {
   raw.pragma('foreign_keys = ON')
   raw.pragma('busy_timeout = 5000')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) })
-  return { db, dialect: 'sqlite', close: () => db.destroy() }
+  return { db, dialect: 'sqlite', close: once(() => db.destroy()) }
 }
 
 function openPostgres(url: string, options: ConnectOptions): Db {
@@ -61,7 +67,7 @@ function openPostgres(url: string, options: ConnectOptions): Db {
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', schema: options.schema, close: () => db.destroy() }
+  return { db, dialect: 'postgres', schema: options.schema, close: once(() => db.destroy()) }
 }
 
 export function connect(url: string, options: ConnectOptions = {}): Db {

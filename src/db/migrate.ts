@@ -4,9 +4,11 @@ import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
 import * as idempotencyPerPrincipal from './migrations/0004_idempotency_per_principal.js'
-import * as events from './migrations/0020_events.js'
+import * as principals from './migrations/0010_principals.js'
+import * as credentials from './migrations/0011_credentials.js'
 import * as jobs from './migrations/0015_jobs.js'
 import * as runs from './migrations/0016_runs.js'
+import * as events from './migrations/0020_events.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -14,9 +16,11 @@ const migrations: Record<string, Migration> = {
   '0002_message_revision_trigger': revisionTrigger,
   '0003_idempotency_keys': idempotencyKeys,
   '0004_idempotency_per_principal': idempotencyPerPrincipal,
-  '0020_events': events,
+  '0010_principals': principals,
+  '0011_credentials': credentials,
   '0015_jobs': jobs,
   '0016_runs': runs,
+  '0020_events': events,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
@@ -24,7 +28,17 @@ const provider: MigrationProvider = { getMigrations: async () => migrations }
 export async function migrateToLatest(database: Db): Promise<string[]> {
   // Kysely looks its bookkeeping tables up across all schemas: name ours when we work in one.
   const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
-  const { error, results } = await migrator.migrateToLatest()
+  let { error, results } = await migrator.migrateToLatest()
+  // Kysely finds its tables by introspecting every schema; a table another process drops meanwhile (PostgreSQL
+  // 42P01) fails that look, not the migration: look again.
+  for (let retry = 0; retry < 3 && (error as { code?: string } | undefined)?.code === '42P01'; retry++) ({ error, results } = await migrator.migrateToLatest())
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/** Applies the migrations up to and including `name` (tests of a migration start from the schema before it). */
+export async function migrateTo(database: Db, name: string): Promise<void> {
+  const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
+  const { error } = await migrator.migrateTo(name)
+  if (error) throw error instanceof Error ? error : new Error(String(error))
 }

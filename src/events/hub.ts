@@ -102,6 +102,11 @@ export class EventHub {
     }
   }
 
+  /** PostgreSQL: the backend pid of the LISTEN connection (tests terminate it to check reconnection). */
+  get listenerPid(): number | undefined {
+    return this.listener?.pid
+  }
+
   /** How many readers are connected (all streams). */
   get readerCount(): number {
     let count = 0

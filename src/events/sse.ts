@@ -77,22 +77,34 @@ export class SseConnection implements FeedReader {
     for (;;) {
       this.pending = false
       const events = await listEvents(this.db, this.streamId, this.lastSent, REPLAY_BATCH)
-      for (const event of events) this.send(event)
-      if (this.ended) return
-      // Do not read the table faster than the client reads the socket.
-      if (this.raw.writableNeedDrain) await new Promise((resolve) => this.raw.once('drain', resolve).once('close', resolve))
+      for (const event of events) {
+        // Replay no faster than the client reads: a long replay never counts as a slow client.
+        if (this.raw.writableNeedDrain) await this.drained()
+        if (this.ended) return
+        if (Number(event.id) === this.lastSent + 1) this.send(event)
+      }
       if (this.ended) return
       if (events.length < REPLAY_BATCH && !this.pending) return
     }
+  }
+
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.raw.off('drain', done).off('close', done)
+        resolve()
+      }
+      this.raw.on('drain', done).on('close', done)
+    })
   }
 
   private send(event: StreamEvent): void {
     if (this.write(sseFrame(event))) this.lastSent = Number(event.id)
   }
 
+  /** Writes unless the client has left more than the limit unread (then drops it: it resumes from its last id). */
   private write(chunk: string): boolean {
     if (this.ended) return false
-    this.raw.write(chunk)
     if (this.raw.writableLength > this.options.maxBufferBytes) {
       this.log.warn({ streamId: this.streamId, buffered: this.raw.writableLength }, 'dropping a slow event-stream client')
       this.ended = true
@@ -100,6 +112,7 @@ export class SseConnection implements FeedReader {
       this.raw.destroy()
       return false
     }
+    this.raw.write(chunk)
     return true
   }
 

@@ -1,20 +1,26 @@
 // Authentication for every /api route: a Bearer API key, or — in `local` mode only — no header
-// from a loopback peer, which acts as the local admin of the `default` workspace.
+// from a loopback peer, which acts as the local admin of the `default` workspace. Then the route's own rules:
+// agent keys only where a route declares `config.agentKeys`, and admins only where it declares `config.adminOnly`.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { isIP } from 'node:net'
 import fp from 'fastify-plugin'
 import type { AuthMode } from '../config.js'
-import { findPrincipalByKey, type Principal } from '../workspaces/store.js'
+import { LOCAL_ADMIN_ID, LOCAL_HANDLE, findPrincipalByKey, type Principal } from '../principals/store.js'
 import { AppError } from './problem.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal
   }
+  interface FastifyContextConfig {
+    /** Agent keys may call this route (every other /api route refuses them with 403). */
+    agentKeys?: boolean
+    /** Only admins may call this route; the text completes "Only admins may …" in the 403. */
+    adminOnly?: string
+  }
 }
 
-/** The principal id of the local admin (a fixed UUIDv7-shaped id, so that authorship is stable). */
-export const LOCAL_ADMIN_ID = '00000000-0000-7000-8000-000000000001'
+export { LOCAL_ADMIN_ID }
 
 /** The socket's peer, never a forwarded header: X-Forwarded-For is not trusted. */
 export function isLoopbackPeer(address: string | undefined): boolean {
@@ -28,9 +34,21 @@ function unauthorized(detail: string): AppError {
   return new AppError('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="tandem"' })
 }
 
+/** Why this principal may not call this route, or undefined. Checked before the body is read or validated. */
+function refusal(request: FastifyRequest, principal: Principal): AppError | undefined {
+  const config = request.routeOptions.config ?? {}
+  if (principal.role === 'agent' && !config.agentKeys) {
+    return new AppError('forbidden', 'An agent key may only claim and answer its agent\'s tasks and call GET /api/me.')
+  }
+  if (config.adminOnly && principal.role !== 'admin') {
+    return new AppError('forbidden', `Only admins may ${config.adminOnly}; this key is a${principal.role === 'agent' ? 'n' : ''} ${principal.role}'s.`)
+  }
+  return undefined
+}
+
 async function auth(app: FastifyInstance, options: { mode: AuthMode; defaultWorkspaceId: string }): Promise<void> {
   const { db } = app.database
-  const localAdmin: Principal = { workspaceId: options.defaultWorkspaceId, principalId: LOCAL_ADMIN_ID, role: 'admin' }
+  const localAdmin: Principal = { workspaceId: options.defaultWorkspaceId, principalId: LOCAL_ADMIN_ID, role: 'admin', handle: LOCAL_HANDLE, agentId: null }
   app.decorateRequest('principal', null as unknown as Principal)
   // Callback style: the local path is synchronous and costs no promise.
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
@@ -38,7 +56,7 @@ async function auth(app: FastifyInstance, options: { mode: AuthMode; defaultWork
     if (header === undefined) {
       if (options.mode === 'local' && isLoopbackPeer(request.socket.remoteAddress)) {
         request.principal = localAdmin
-        return done()
+        return done(refusal(request, localAdmin))
       }
       return done(unauthorized('Send an API key as Authorization: Bearer <key>.'))
     }
@@ -47,7 +65,7 @@ async function auth(app: FastifyInstance, options: { mode: AuthMode; defaultWork
     findPrincipalByKey(db, match[1] as string).then((principal) => {
       if (!principal) return done(unauthorized('The API key is not valid or has been revoked.'))
       request.principal = principal
-      done()
+      done(refusal(request, principal))
     }, done)
   })
 }

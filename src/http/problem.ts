@@ -11,7 +11,7 @@ const KINDS = {
   'malformed-json': { status: 400, title: 'The body is not valid JSON' },
   'malformed-request': { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'Authentication required' },
-  forbidden: { status: 403, title: 'You may not change this resource' },
+  forbidden: { status: 403, title: 'You may not do this' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Another request is in the way' },

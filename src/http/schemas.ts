@@ -59,6 +59,7 @@ export type Problem = Static<typeof Problem>
 export const ProblemResponses = {
   400: Problem,
   401: Problem,
+  403: Problem,
   404: Problem,
   409: Problem,
   413: Problem,

@@ -21,7 +21,7 @@ import type { SavedCycle } from '../cycles/schemas.js'
 import type { AgentOutput, ProblemCode } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
-import { recordMessageEvent, recordRunEvent } from './events.js'
+import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem } from './schemas.js'
 import { FINISHED_RUN_STATUSES } from './schemas.js'
 
@@ -68,9 +68,7 @@ async function persistRun(t: Transition, run: Run, created = false): Promise<voi
 }
 
 async function postMessage(t: Transition, run: Run, authorId: string, authorType: 'principal' | 'agent', content: Content) {
-  const message = await insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content })
-  await recordMessageEvent(t.db, t.workspaceId, message)
-  return message
+  return insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content })
 }
 
 /** A new run of a saved cycle: `queued`, its phases copied, a job to start it. */

@@ -1,13 +1,14 @@
-// The outgoing client adapters use: fetch and lookup through the egress guard (one per app).
+// The outgoing client adapters use: fetch and lookup through the egress guard (TANDEM_EGRESS_ALLOW), one per app.
 import type { FastifyInstance } from 'fastify'
-import { lookup } from 'node:dns'
-import type { LookupFunction } from 'node:net'
+import { createEgressGuard, type EgressGuard } from './egress.js'
 
-export interface OutboundClient {
-  fetch: typeof fetch
-  lookup: LookupFunction
-}
+const guards = new WeakMap<FastifyInstance, EgressGuard>()
 
-export function outboundClient(_app: FastifyInstance): OutboundClient {
-  return { fetch: (input, init) => fetch(input, { ...init, redirect: 'manual' }), lookup: lookup as LookupFunction }
+export function outboundClient(app: FastifyInstance): EgressGuard {
+  let guard = guards.get(app)
+  if (!guard) {
+    guard = createEgressGuard(app.config.egressAllow)
+    guards.set(app, guard)
+  }
+  return guard
 }

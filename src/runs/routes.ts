@@ -1,9 +1,8 @@
 // /api runs: start (by hand or by trigger), list, read, cancel, decide; and the agents' claim of tasks.
 // Handlers check who may act and open the transaction; the state machine (machine.ts) does the rest.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import { Page, Problem, ProblemResponses } from '../http/schemas.js'
+import { Page, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
 import { StreamIdParams } from '../streams/schemas.js'
@@ -14,24 +13,12 @@ import { cancelRun, createRun, decide, hashToken, newToken, type Transition } fr
 import { claimOldestTask, findRun, listRuns, lockRun } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { findAgent } from '../agents/store.js'
+import { normalizeHandle } from '../principals/handles.js'
 import {
   ClaimBody, DecisionBody, DecisionParams, Run, RunIdParams, RunsQuery, StartRunBody, TaskPayloadSchema, TriggerParams, TriggerResult,
 } from './schemas.js'
 
-const Forbidden = { 403: Problem }
-
-/** What the run engine needs of the caller (identity adds `handle` and `agentId` to principals). */
-function callerOf(request: FastifyRequest): { principalId: string; role: string; handle: string | null; agentId: string | null } {
-  const principal = request.principal as typeof request.principal & { handle?: string; agentId?: string | null }
-  return { principalId: principal.principalId, role: principal.role, handle: principal.handle ?? null, agentId: principal.agentId ?? null }
-}
-
-function refuseAgents(request: FastifyRequest, what: string): void {
-  if (callerOf(request).role === 'agent') throw new AppError('forbidden', `Agent keys may not ${what}.`)
-}
-
-/** An operatorPool entry names a handle, with or without a leading @, case-insensitively. */
-export const poolHandle = (entry: string) => entry.replace(/^@/, '').toLowerCase()
+// Agent keys are refused by authentication on every route here but the claim (`config.agentKeys`).
 
 export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
@@ -48,11 +35,10 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'The run starts `queued` and begins its first phase at once; it copies the cycle\'s phases. Honours `Idempotency-Key`.',
         params: CycleParams,
         body: StartRunBody,
-        response: { 201: Run, ...Forbidden, ...ProblemResponses },
+        response: { 201: Run, ...ProblemResponses },
       },
     },
     async (request, reply) => {
-      refuseAgents(request, 'start runs')
       const { workspaceId, principalId } = request.principal
       const stream = await requireStream(db, workspaceId, request.params.streamId)
       const cycle = await findCycle(db, workspaceId, stream.id, request.params.cycleId.toLowerCase())
@@ -73,11 +59,10 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Trigger names compare case-insensitively; none matching gives `{ "runs": [] }`. Honours `Idempotency-Key`.',
         params: TriggerParams,
         body: StartRunBody,
-        response: { 202: TriggerResult, ...Forbidden, ...ProblemResponses },
+        response: { 202: TriggerResult, ...ProblemResponses },
       },
     },
     async (request, reply) => {
-      refuseAgents(request, 'start runs')
       const { workspaceId, principalId } = request.principal
       const stream = await requireStream(db, workspaceId, request.params.streamId)
       const cycles = await listCyclesByTrigger(db, workspaceId, stream.id, request.params.triggerName)
@@ -131,11 +116,10 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Cancel a run',
         description: 'Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`.',
         params: RunIdParams,
-        response: { 200: Run, ...Forbidden, ...ProblemResponses },
+        response: { 200: Run, ...ProblemResponses },
       },
     },
     async (request) => {
-      refuseAgents(request, 'cancel runs')
       const { workspaceId } = request.principal
       const runId = request.params.runId.toLowerCase()
       return db.transaction().execute(async (trx) => {
@@ -161,12 +145,11 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`revise` needs a `note` (422 without) and is refused on people\'s work (nil agent).',
         params: DecisionParams,
         body: DecisionBody,
-        response: { 200: Run, ...Forbidden, ...ProblemResponses },
+        response: { 200: Run, ...ProblemResponses },
       },
     },
     async (request) => {
-      const caller = callerOf(request)
-      refuseAgents(request, 'decide phases')
+      const caller = request.principal
       const { workspaceId } = request.principal
       const runId = request.params.runId.toLowerCase()
       const phaseRunId = request.params.phaseRunId.toLowerCase()
@@ -177,8 +160,8 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (!locked || locked.workspaceId !== workspaceId) throw notFound('Run')
         const phase = locked.run.phases.find((p) => p.id === phaseRunId)
         if (!phase) throw notFound('Phase')
-        const pool = phase.operatorPool.map(poolHandle)
-        const allowed = pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : caller.handle !== null && pool.includes(caller.handle.toLowerCase())
+        const pool = phase.operatorPool.map(normalizeHandle)
+        const allowed = pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : pool.includes(caller.handle)
         if (!allowed) throw new AppError('forbidden', `Only ${pool.map((h) => `@${h}`).join(', ')} may decide phase "${phase.phaseName}".`)
         const outcome = await decide({ db: trx, workspaceId, settings }, locked.run, phase, decision, note, { principalId: caller.principalId, handle: caller.handle })
         if ('refused' in outcome) {
@@ -194,17 +177,18 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/tasks/claim',
     {
+      config: { agentKeys: true },
       schema: {
         operationId: 'claimTask',
         tags: ['tasks'],
         summary: 'Claim the oldest open task of the calling agent (agent keys only)',
         description: `Waits up to \`waitSeconds\` (0–30, default 0) for a task; 204 when none arrives. A claimed task is leased for TANDEM_TASK_LEASE_S (${settings.taskLeaseS} s here); unanswered by then it can be claimed again, with a new token.`,
         body: Type.Optional(ClaimBody),
-        response: { 200: TaskPayloadSchema, 204: Type.Null(), ...Forbidden, ...ProblemResponses },
+        response: { 200: TaskPayloadSchema, 204: Type.Null(), ...ProblemResponses },
       },
     },
     async (request, reply) => {
-      const caller = callerOf(request)
+      const caller = request.principal
       if (caller.role !== 'agent' || caller.agentId === null) throw new AppError('forbidden', 'Only an agent key may claim tasks.')
       const agentId = caller.agentId
       const { workspaceId } = request.principal

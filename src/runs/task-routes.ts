@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { AppError, notFound } from '../http/problem.js'
-import { Problem, ProblemResponses } from '../http/schemas.js'
-import { findPrincipalByKey } from '../workspaces/store.js'
+import { ProblemResponses } from '../http/schemas.js'
+import { findPrincipalByKey } from '../principals/store.js'
 import { answerProblems } from './answer.js'
 import { settleTask } from './delivery.js'
 import { hashToken, runProblem } from './machine.js'
@@ -41,7 +41,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if ((JSON.parse(task.past_token_hashes) as string[]).includes(hash)) throw new AppError('task-closed', 'This task was claimed again after your lease ran out; your token no longer answers it.')
       throw unauthorized('The token is not the token of this task.')
     }
-    const principal = (await findPrincipalByKey(db, credential)) as (Awaited<ReturnType<typeof findPrincipalByKey>> & { agentId?: string | null }) | undefined
+    const principal = await findPrincipalByKey(db, credential)
     if (!principal) throw unauthorized('The token is not the token of this task, nor a valid API key.')
     if (!task || task.workspace_id !== principal.workspaceId) throw notFound('Task')
     if (principal.agentId !== task.agent_id) throw new AppError('forbidden', 'Only the task\'s token or an agent key of the task\'s agent may answer it.')
@@ -61,7 +61,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded.',
         params: TaskIdParams,
         body: TaskResultBody,
-        response: { 200: TaskAccepted, 403: Problem, ...ProblemResponses },
+        response: { 200: TaskAccepted, ...ProblemResponses },
       },
     },
     async (request) => {

@@ -282,10 +282,14 @@ test('the console in Chromium', async (t) => {
         t.after(() => agent.server.close())
         const stream = (await send(app, 'POST', '/api/streams', { name: 'Support' })).json()
         const writer = (await send(app, 'POST', '/api/agents', { name: 'Writer', endpointUrl: agent.url })).json()
-        const phase = (id: string, agentId: string, phaseName: string) => ({ id, agentId, phaseName, goal: `${phaseName} done`, instructions: '', autoAdvance: false, operatorPool: [] })
+        // The key-less local caller is the admin with the handle `local`: a member of both pools.
+        const phase = (id: string, agentId: string, phaseName: string, operatorPool: string[]) => ({ id, agentId, phaseName, goal: `${phaseName} done`, instructions: '', autoAdvance: false, operatorPool })
         const cycle = await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
           triggerName: 'ticket', description: 'Answer a ticket',
-          phasesTemplate: [phase('01890a5d-ac96-774b-bcce-b302099a8001', writer.id, 'Write reply'), phase('01890a5d-ac96-774b-bcce-b302099a8002', '00000000-0000-0000-0000-000000000000', 'Final check')],
+          phasesTemplate: [
+            phase('01890a5d-ac96-774b-bcce-b302099a8001', writer.id, 'Write reply', ['local', 'maria']),
+            phase('01890a5d-ac96-774b-bcce-b302099a8002', '00000000-0000-0000-0000-000000000000', 'Final check', ['@Local']),
+          ],
         })
         assert.equal(cycle.statusCode, 201, cycle.body)
         await page.goto(`/streams/${stream.id}`)
@@ -306,7 +310,7 @@ test('the console in Chromium', async (t) => {
         assert.equal(await page.getByRole('button', { name: 'Cancel run' }).count(), 0, 'a finished run cannot be canceled')
         const [run] = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/runs`)).json().data
         assert.equal(run.status, 'rejected')
-        assert.deepEqual(run.phases.map((p: any) => [p.status, p.decisions.map((d: any) => d.decision)]), [['succeeded', ['revise', 'approve']], ['failed', ['reject']]])
+        assert.deepEqual(run.phases.map((p: any) => [p.status, p.decisions.map((d: any) => `${d.decision} by ${d.handle}`)]), [['succeeded', ['revise by local', 'approve by local']], ['failed', ['reject by local']]])
 
         // A second run, canceled while it waits.
         await page.getByRole('tab', { name: 'Cycles' }).click()
@@ -323,10 +327,41 @@ test('the console in Chromium', async (t) => {
         await page.locator('.message.agent').filter({ hasText: 'Reply draft, attempt 2' }).getByText('agent', { exact: true }).waitFor(WAIT)
       })
 
-      await step(t, current, `${dialect} credentials and an unknown stream: clear messages, never a blank page`, async () => {
+      await step(t, current, `${dialect} credentials: create, a field error, rename, replace the secret, delete; the secret never shown`, async () => {
+        const SECRET = 'sk-console-test-0123456789-wxyz'
         await page.getByRole('link', { name: 'Credentials' }).click()
         await page.getByRole('heading', { name: 'Credentials' }).waitFor()
-        await assertAccessible(page, 'credentials')
+        await page.getByText('No credentials yet.').waitFor(WAIT)
+        await assertAccessible(page, 'credentials (empty)')
+        const name = page.getByRole('textbox', { name: 'Credential name' })
+        await page.getByLabel('Secret', { exact: true }).fill(SECRET)
+        await page.getByRole('button', { name: 'Create credential' }).click()
+        // The empty name is refused by the server; its detail is tied to the field, and the secret is cleared.
+        await name.and(page.locator('[aria-invalid="true"]')).waitFor(WAIT)
+        const describedBy = await name.getAttribute('aria-describedby')
+        assert.match((await page.locator(`[id="${describedBy}"]`).textContent()) ?? '', /character|fewer|least|empty/i)
+        assert.equal(await page.getByLabel('Secret', { exact: true }).inputValue(), '')
+        await assertAccessible(page, 'credentials with a field error')
+        await name.fill('Anthropic')
+        await page.getByLabel('Secret', { exact: true }).fill(SECRET)
+        await page.getByRole('button', { name: 'Create credential' }).click()
+        const item = page.getByRole('listitem').filter({ hasText: 'Anthropic' })
+        await item.getByText('secret …wxyz').waitFor(WAIT)
+        await page.getByRole('button', { name: 'Change Anthropic' }).click()
+        const form = page.getByRole('form', { name: 'Change Anthropic' })
+        await form.getByRole('textbox', { name: 'Credential name' }).fill('Anthropic prod')
+        await form.getByLabel('New secret (leave empty to keep)').fill('another-secret-9876')
+        await form.getByRole('button', { name: 'Save credential' }).click()
+        await page.getByRole('listitem').filter({ hasText: 'Anthropic prod' }).getByText('secret …9876').waitFor(WAIT)
+        assert.ok(!(await page.content()).includes(SECRET), 'the secret is never shown back')
+        const [stored] = (await send(app, 'GET', '/api/credentials')).json().data
+        assert.equal(stored.name, 'Anthropic prod')
+        await page.getByRole('button', { name: 'Delete Anthropic prod' }).click()
+        await page.getByText('No credentials yet.').waitFor(WAIT)
+        assert.deepEqual((await send(app, 'GET', '/api/credentials')).json().data, [])
+      })
+
+      await step(t, current, `${dialect} an unknown stream: a clear message, never a blank page`, async () => {
         await page.goto('/streams/01890a5d-ac96-774b-bcce-b302099a8057')
         await page.getByRole('alert').filter({ hasText: 'Not found' }).waitFor(WAIT)
         await assertAccessible(page, 'unknown stream')
@@ -344,6 +379,7 @@ test('the console in Chromium', async (t) => {
     t.after(() => app.close())
     const workspaceId = await ensureWorkspace(app.database.db, 'default')
     const { key } = await createApiKey(app.database.db, { workspaceId, name: 'Maria', role: 'admin' })
+    const { key: memberKey } = await createApiKey(app.database.db, { workspaceId, name: 'Sam', role: 'member' })
     const { page, problems, close } = await openPage(browser, url)
     t.after(close)
     await step(t, () => page, 'key prompt', async () => {
@@ -357,6 +393,7 @@ test('the console in Chromium', async (t) => {
       await input.fill(key)
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('heading', { name: 'Streams' }).waitFor(WAIT)
+      await page.getByRole('banner').getByText('Signed in as @maria (admin)').waitFor(WAIT)
       assert.equal(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('tandem.apiKey')), key)
       await page.getByRole('textbox', { name: 'Stream name' }).fill('With a key')
       await page.getByRole('button', { name: 'Create stream' }).click()
@@ -366,6 +403,19 @@ test('the console in Chromium', async (t) => {
       await page.getByRole('button', { name: 'Sign out' }).click()
       await page.getByLabel('API key').waitFor(WAIT)
       assert.equal(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('tandem.apiKey')), null)
+
+      // A member: reads agents and credentials, may not write either; a refused write is a clear message.
+      await page.getByLabel('API key').fill(memberKey)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await page.getByRole('banner').getByText('Signed in as @sam (member)').waitFor(WAIT)
+      await page.getByRole('link', { name: 'Credentials' }).click()
+      await page.getByText('Only admins create or change credentials.').waitFor(WAIT)
+      assert.equal(await page.getByRole('button', { name: 'Create credential' }).count(), 0)
+      await page.getByRole('link', { name: 'Agents' }).click()
+      await page.getByRole('textbox', { name: 'Name' }).fill('Not mine to make')
+      await page.getByRole('button', { name: 'Create agent' }).click()
+      await page.getByRole('alert').filter({ hasText: 'Not allowed' }).waitFor(WAIT)
+      await assertAccessible(page, 'agents refused to a member')
       assert.deepEqual(problems, [])
     })
   })

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, parseDrafter, type DrafterConfig } from '../../src/config.js'
 import { createModelDrafter } from '../../src/cycles/drafter/model.js'
-import { freshDatabase, send } from '../helpers.js'
+import { TEST_SECRET_KEY, freshDatabase, send } from '../helpers.js'
 import { startFakeModelServer, type FakeModelServer } from '../fakes/model-server.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
@@ -15,7 +15,7 @@ const OTHER = '01890a5d-ac96-774b-bcce-000000000002'
 
 async function appWith(drafter: Exclude<DrafterConfig, { kind: 'builtin' }>, env: Record<string, string>, timeoutMs = 5000) {
   const database = await freshDatabase('sqlite')
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url }), { drafter: createModelDrafter(drafter, { timeoutMs, env }) })
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url }), { drafter: createModelDrafter(drafter, { timeoutMs, env }) })
   app.addHook('onClose', () => database.drop())
   return app
 }

@@ -52,7 +52,7 @@ for (const dialect of dialects()) {
     before(async () => {
       app = await build(dialect, { TANDEM_AUTH: 'required' })
       const db = app.database.db
-      alice = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'alice', role: 'member' })).key
+      alice = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'alice', role: 'admin' })).key
       bob = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'other'), name: 'bob', role: 'admin' })).key
     })
     after(() => app.close())
@@ -106,7 +106,7 @@ for (const dialect of dialects()) {
     it('no key, a malformed, unknown, revoked or foreign key, and a forged loopback claim: 401/404, nothing written', async () => {
       const db = app.database.db
       const home = await ensureWorkspace(db, 'default')
-      const owner = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: home, name: 'owner', role: 'member' })).key}` }
+      const owner = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: home, name: 'owner', role: 'admin' })).key}` }
       const revoked = await createApiKey(db, { workspaceId: home, name: 'revoked', role: 'admin' })
       await revokeApiKey(db, revoked.id)
       const foreign = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'foreign'), name: 'foreign', role: 'admin' })).key

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { IDEMPOTENCY_TTL_MS } from '../../src/http/idempotency.js'
 import { purgeExpiredKeys } from '../../src/idempotency/store.js'
-import { build, dialects, freshDatabase, pointers, send } from '../helpers.js'
+import { TEST_SECRET_KEY, build, dialects, freshDatabase, pointers, send } from '../helpers.js'
 
 const key = (k: string, extra: Record<string, string> = {}) => ({ 'idempotency-key': k, ...extra })
 
@@ -132,7 +132,7 @@ for (const dialect of dialects()) {
 
     it('replays survive a restart', async () => {
       const database = await freshDatabase(dialect)
-      const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url })
+      const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url })
       try {
         const first = await buildApp(config, { connect: { schema: database.schema } })
         const created = await send(first, 'POST', '/api/agents', { name: 'Durable' }, key('durable'))

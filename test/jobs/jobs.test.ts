@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { enqueueJob, registerJobHandler, removeJob } from '../../src/jobs/index.js'
-import { dialects, freshDatabase } from '../helpers.js'
+import { TEST_SECRET_KEY, dialects, freshDatabase } from '../helpers.js'
 
 const seen = new Map<string, Array<{ value: number; attempt: number }>>()
 let failuresLeft = new Map<string, number>()
@@ -32,8 +32,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 for (const dialect of dialects()) {
   describe(`jobs (${dialect})`, () => {
     it('runs committed jobs once, never rolled-back ones, future ones on time, and keyed ones replaced', { timeout: 60000 }, async () => {
-      const database = await freshDatabase(dialect)
-      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: '4' }), { connect: { schema: database.schema, poolSize: 4 } })
+      const database = await freshDatabase(dialect, { ownDatabase: true })
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '4' }), { connect: { schema: database.schema, poolSize: 4 } })
       try {
         await app.ready()
         const { db } = app.database
@@ -68,8 +68,8 @@ for (const dialect of dialects()) {
     })
 
     it('retries a job that throws, with the attempt number', { timeout: 60000 }, async () => {
-      const database = await freshDatabase(dialect)
-      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: '2' }), { connect: { schema: database.schema, poolSize: 4 } })
+      const database = await freshDatabase(dialect, { ownDatabase: true })
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '2' }), { connect: { schema: database.schema, poolSize: 4 } })
       try {
         await app.ready()
         const tag = `${dialect}-retry-${Math.random()}`
@@ -84,8 +84,8 @@ for (const dialect of dialects()) {
     })
 
     it('keeps jobs enqueued by an instance that runs none (TANDEM_WORKERS=0) and runs them on the next start', { timeout: 60000 }, async () => {
-      const database = await freshDatabase(dialect)
-      const config = (workers: string) => loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_WORKERS: workers })
+      const database = await freshDatabase(dialect, { ownDatabase: true })
+      const config = (workers: string) => loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: workers })
       const tag = `${dialect}-idle-${Math.random()}`
       try {
         const idle = await buildApp(config('0'), { connect: { schema: database.schema, poolSize: 4 } })

@@ -49,11 +49,11 @@ export async function startAgentServer(answer?: AgentServer['answer']): Promise<
   return state
 }
 
-export async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, ms = 10000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, ms = 10000, what = 'condition'): Promise<NonNullable<T>> {
   const until = Date.now() + ms
   for (;;) {
     const value = await check()
-    if (value) return value
+    if (value) return value as NonNullable<T>
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 25))
   }

@@ -16,7 +16,7 @@ for (const dialect of dialects()) {
     let streamId: string
 
     before(async () => {
-      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_PUBLIC_URL: 'http://tandem.test' })
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_PUBLIC_URL: 'http://tandem.test', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
       agent = await startAgentServer()
       agentId = await createAgent(app, { endpointUrl: agent.url })
       streamId = await createStream(app)

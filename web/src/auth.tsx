@@ -2,8 +2,7 @@
 // the API answers 401; sign-out forgets the key.
 import { createContext, useContext, useEffect, useState, type FormEvent, type ReactNode } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
-import { ApiError, apiKey, request, whenUnauthorized } from './api/client'
-import type { Me } from './api/pending'
+import { api, ApiError, apiKey, request, unwrap, whenUnauthorized, type Me } from './api/client'
 import { ErrorMessage } from './ui'
 
 interface Auth { me: Me | null; signOut: () => void; hasKey: boolean }
@@ -24,7 +23,7 @@ export function AuthGate({ children }: { children: ReactNode }) {
     queryKey: ['me', hasKey],
     queryFn: async () => {
       try {
-        return await request<Me>('GET', '/api/me')
+        return await unwrap(api.GET('/api/me'))
       } catch (error) {
         // A service without /api/me (older than the identity feature) still works, identity unknown.
         if (error instanceof ApiError && error.status === 404) return null
@@ -56,7 +55,7 @@ function KeyPrompt({ onKey }: { onKey: (key: string) => void }) {
     event.preventDefault()
     setError(null)
     try {
-      await request('GET', '/api/streams?limit=1', undefined, { authorization: `Bearer ${key.trim()}` })
+      await request('GET', '/api/me', undefined, { authorization: `Bearer ${key.trim()}` })
       onKey(key.trim())
     } catch (e) {
       setError(e instanceof ApiError && e.status === 401 ? new Error('that key was not accepted') : e)

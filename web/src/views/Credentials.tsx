@@ -2,8 +2,7 @@
 // hints. The secret is write-only: never shown back, and cleared from the form once sent.
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { request } from '../api/client'
-import type { Credential, Page } from '../api/pending'
+import { api, unwrap, type Credential } from '../api/client'
 import { useAuth } from '../auth'
 import { allPages } from '../pages'
 import { ErrorMessage, Field, Loading, useField } from '../ui'
@@ -13,7 +12,7 @@ export function CredentialsPage() {
   const admin = !me || me.role === 'admin'
   const credentials = useQuery({
     queryKey: ['credentials'],
-    queryFn: () => allPages((cursor) => request<Page<Credential>>('GET', `/api/credentials?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)),
+    queryFn: () => allPages((cursor) => unwrap(api.GET('/api/credentials', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
   })
   return (
     <>
@@ -34,11 +33,11 @@ function CredentialForm({ credential, onDone }: { credential?: Credential; onDon
   const [secret, setSecret] = useState('')
   const save = useMutation({
     mutationFn: () => {
-      if (!credential) return request<Credential>('POST', '/api/credentials', { name, secret })
+      if (!credential) return unwrap(api.POST('/api/credentials', { body: { name, secret } }))
       const body: { name?: string; secret?: string } = {}
       if (name !== credential.name) body.name = name
       if (secret !== '') body.secret = secret
-      return request<Credential>('PATCH', `/api/credentials/${credential.id}`, body)
+      return unwrap(api.PATCH('/api/credentials/{id}', { params: { path: { id: credential.id } }, body }))
     },
     onSuccess: () => {
       setName('')
@@ -72,7 +71,7 @@ function CredentialItem({ credential, admin }: { credential: Credential; admin: 
   const queryClient = useQueryClient()
   const [editing, setEditing] = useState(false)
   const remove = useMutation({
-    mutationFn: () => request('DELETE', `/api/credentials/${credential.id}`),
+    mutationFn: () => unwrap(api.DELETE('/api/credentials/{id}', { params: { path: { id: credential.id } } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['credentials'] }),
   })
   return (

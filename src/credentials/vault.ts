@@ -1,0 +1,112 @@
+// The vault: AES-256-GCM encryption of credential secrets (node:crypto). Each ciphertext carries the id of the
+// key that made it, so TANDEM_SECRET_KEY_PREVIOUS keeps decrypting during a rotation until `credentials rekey`.
+//
+// Where the key comes from (openVault, at start-up): TANDEM_SECRET_KEY; else, with SQLite on a file, a random
+// key in `secret.key` beside the database file (written by the first start, mode 0600); with sqlite::memory:,
+// a key that lives as long as the process. PostgreSQL without TANDEM_SECRET_KEY never gets here (config.ts).
+//
+// Every key a vault opens joins a process-wide key ring, looked up by key id: readSecret (src/credentials/
+// store.ts) decrypts through it without being handed a vault, whichever part of the service calls it.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { ConfigError, parseSecretKey, type Config } from '../config.js'
+
+const IV_BYTES = 12
+const TAG_BYTES = 16
+
+export interface Sealed {
+  keyId: string
+  /** base64 of IV (12 bytes) ‖ tag (16 bytes) ‖ ciphertext. */
+  ciphertext: string
+}
+
+/** A key's id: a digest of the key, so it names the key without revealing it and needs no storage. */
+export function keyIdOf(key: Buffer): string {
+  return createHash('sha256').update('tandem vault key id\0').update(key).digest('hex').slice(0, 16)
+}
+
+/** A sealed secret that no key of this process opens (wrong or missing key, or altered data). */
+export class VaultError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'VaultError'
+  }
+}
+
+const ring = new Map<string, Buffer>()
+
+function open(keys: Map<string, Buffer>, sealed: Sealed, aad: string): string {
+  const key = keys.get(sealed.keyId)
+  if (!key) throw new VaultError(`the secret is encrypted with key ${sealed.keyId}, which this instance does not have (set TANDEM_SECRET_KEY or TANDEM_SECRET_KEY_PREVIOUS)`)
+  const data = Buffer.from(sealed.ciphertext, 'base64')
+  const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES })
+  decipher.setAAD(Buffer.from(aad, 'utf8'))
+  decipher.setAuthTag(data.subarray(IV_BYTES, IV_BYTES + TAG_BYTES))
+  try {
+    return Buffer.concat([decipher.update(data.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8')
+  } catch {
+    throw new VaultError(`the secret sealed with key ${sealed.keyId} does not authenticate (altered, or sealed for another credential)`)
+  }
+}
+
+export class Vault {
+  readonly keyId: string
+  private readonly keys = new Map<string, Buffer>()
+
+  constructor(current: Buffer, previous: Buffer[] = []) {
+    this.keyId = keyIdOf(current)
+    for (const key of [current, ...previous]) {
+      this.keys.set(keyIdOf(key), key)
+      ring.set(keyIdOf(key), key)
+    }
+  }
+
+  /** Encrypts with the current key; `aad` (the credential id) binds the ciphertext to its row. */
+  seal(plaintext: string, aad: string): Sealed {
+    const iv = randomBytes(IV_BYTES)
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.keyId) as Buffer, iv, { authTagLength: TAG_BYTES })
+    cipher.setAAD(Buffer.from(aad, 'utf8'))
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
+    return { keyId: this.keyId, ciphertext: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64') }
+  }
+
+  /** Decrypts with this vault's keys only (current and previous). */
+  open(sealed: Sealed, aad: string): string {
+    return open(this.keys, sealed, aad)
+  }
+}
+
+/** Decrypts with any key a vault of this process opened. */
+export function openWithRing(sealed: Sealed, aad: string): string {
+  return open(ring, sealed, aad)
+}
+
+const processKey = randomBytes(32)
+
+function keyFileFor(databaseUrl: string): string {
+  return join(dirname(databaseUrl.slice('sqlite:'.length)), 'secret.key')
+}
+
+// The first start writes the key ('wx': never over an existing file, so two starts racing keep one key).
+function readOrCreateKeyFile(file: string): Buffer {
+  try {
+    writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  const text = readFileSync(file, 'utf8').trim()
+  try {
+    return parseSecretKey('secret.key', text)
+  } catch {
+    throw new ConfigError('TANDEM_SECRET_KEY', `is not set and ${file} does not hold a key (32 bytes in base64); restore it or set TANDEM_SECRET_KEY`)
+  }
+}
+
+/** The vault of this configuration (see the top of this file for where its key comes from). */
+export function openVault(config: Config): Vault {
+  if (config.secretKey) return new Vault(config.secretKey, config.secretKeysPrevious)
+  if (config.databaseUrl === 'sqlite::memory:') return new Vault(processKey, config.secretKeysPrevious)
+  if (config.databaseUrl.startsWith('sqlite:')) return new Vault(readOrCreateKeyFile(keyFileFor(config.databaseUrl)), config.secretKeysPrevious)
+  throw new ConfigError('TANDEM_SECRET_KEY', 'is required with PostgreSQL (every instance must share the key): set 32 random bytes in base64, e.g. openssl rand -base64 32')
+}
