@@ -30,7 +30,8 @@ async function launch(): Promise<Browser> {
 }
 
 async function serve(dialect: Parameters<typeof build>[0], env: Record<string, string> = {}): Promise<{ app: FastifyInstance; url: string }> {
-  const app = await build(dialect, env)
+  // A database of its own on PostgreSQL, so that runs have job workers (see build in test/helpers.ts).
+  const app = await build(dialect, env, { ownDatabase: true })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   return { app, url }
 }
