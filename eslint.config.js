@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint'
 import globals from 'globals'
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'web/dist/', 'web/src/api/schema.d.ts', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -13,6 +13,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // The console runs in the browser.
+  { files: ['web/**/*.{ts,tsx}'], languageOptions: { globals: globals.browser } },
   // Tests build and mutate arbitrary JSON on purpose.
   { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 )

@@ -28,6 +28,8 @@ if (!existsSync(entry) || newestInput > statSync(entry).mtimeMs) {
     process.exit(build.status ?? 1)
   }
 }
+// The console (web/ → web/dist), rebuilt only when its sources are newer: scripts/build-web.mjs.
+if ((await import('./build-web.mjs')).buildWeb() !== 0) process.exit(1)
 // Under npm the script's shell execs this process (`exec node …`), so npm is our parent; npm does not pass
 // SIGTERM on, so when it goes away (`npm start &` then `kill $!`) the server shuts down gracefully too.
 if (process.env.npm_lifecycle_event === 'start') {

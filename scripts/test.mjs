@@ -10,6 +10,9 @@ const files = chosen.length > 0 ? chosen : readdirSync('test', { recursive: true
   .map((name) => `test/${name}`)
   .sort()
 
+// The browser tests need the built console (a clean clone has none): build it when web/ is newer.
+if (files.some((file) => file.startsWith('test/console/')) && (await import('./build-web.mjs')).buildWeb() !== 0) process.exit(1)
+
 if (!process.env.TANDEM_TEST_POSTGRES_URL) {
   console.log('PostgreSQL suite did not run: set TANDEM_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run it.')
 }

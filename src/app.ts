@@ -30,6 +30,7 @@ import { cycleRoutes } from './cycles/routes.js'
 import { createDrafter } from './cycles/drafter/index.js'
 import type { Drafter } from './cycles/drafter/types.js'
 import { healthRoutes } from './health.js'
+import { consoleRoutes } from './console/routes.js'
 import { EventHub } from './events/hub.js'
 import { eventRoutes } from './events/routes.js'
 import { webhookRoutes } from './events/webhooks/routes.js'
@@ -174,13 +175,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(streamRoutes)
       await api.register(chatRoutes)
       await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
-      await api.register(runRoutes)
       await api.register(eventRoutes)
       await api.register(webhookRoutes)
+      await api.register(runRoutes)
     },
     { prefix: '/api' },
   )
   // Outside the API-key authentication above: a task's result is answered with the task's own token.
   await app.register(taskResultRoutes, { prefix: '/api' })
+  await app.register(consoleRoutes)
   return app
 }
