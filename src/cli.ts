@@ -139,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof VaultError || error instanceof ConfigError) {
       console.error(`tandem: ${error.message}`)
-      return 1
+      return 2
     }
     throw error
   } finally {

@@ -32,6 +32,9 @@ describe('configuration', () => {
       egressAllow: [],
       secretKey: null,
       secretKeysPrevious: [],
+      accessLog: false,
+      metricsToken: null,
+      redisUrl: null,
     })
   })
 

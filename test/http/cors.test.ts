@@ -2,14 +2,19 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
+import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { build } from '../helpers.js'
 
 describe('CORS preflight', () => {
   let app: FastifyInstance
   let base: string
+  let auth: Record<string, string>
   before(async () => {
-    app = await build('sqlite', { TANDEM_CORS_ORIGINS: 'http://localhost:5173' })
+    // CORS needs keys (local mode refuses it: a browser origin is not the local user).
+    app = await build('sqlite', { TANDEM_AUTH: 'required', TANDEM_CORS_ORIGINS: 'http://localhost:5173' })
     base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const workspaceId = await ensureWorkspace(app.database.db, 'default')
+    auth = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'browser', role: 'member' })).key}` }
   })
   after(() => app.close())
 
@@ -29,8 +34,8 @@ describe('CORS preflight', () => {
   }
 
   it('a real request from the browser origin is allowed and exposes the ETag', async () => {
-    const stream = await (await fetch(`${base}/api/streams`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"c"}' })).json() as { id: string }
-    const res = await fetch(`${base}/api/streams/${stream.id}`, { headers: { origin: 'http://localhost:5173' } })
+    const stream = await (await fetch(`${base}/api/streams`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: '{"name":"c"}' })).json() as { id: string }
+    const res = await fetch(`${base}/api/streams/${stream.id}`, { headers: { origin: 'http://localhost:5173', ...auth } })
     assert.equal(res.headers.get('access-control-allow-origin'), 'http://localhost:5173')
     assert.match(res.headers.get('access-control-expose-headers') ?? '', /etag/)
   })
