@@ -37,6 +37,7 @@ import { webhookRoutes } from './events/webhooks/routes.js'
 import { startRetention } from './events/retention.js'
 import { createJobs } from './jobs/index.js'
 import { runRoutes } from './runs/routes.js'
+import { reportRunMetrics } from './runs/metrics.js'
 import { taskResultRoutes } from './runs/task-routes.js'
 import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
@@ -149,6 +150,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     })
   }
   await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), host: config.host, token: config.metricsToken })
+  reportRunMetrics(app)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
 

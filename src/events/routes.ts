@@ -102,6 +102,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'x-accel-buffering': 'no',
       })
       raw.flushHeaders()
+      app.metrics.sseClients.inc()
+      raw.once('close', () => app.metrics.sseClients.dec())
       const connection = new SseConnection(raw, db, stream.id, position ?? head.lastId, app.events, { keepAliveMs: sseKeepAliveMs, maxBufferBytes: sseMaxBufferBytes }, request.log)
       if (raw.destroyed) connection.close()
     },

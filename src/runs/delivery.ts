@@ -78,9 +78,12 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)])
   const client = outboundClient(app)
   const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs }
+  const started = performance.now()
   try {
     const outcome = job.poll && adapter.poll ? await adapter.poll(job.poll, payload, target, context) : await adapter.deliver(payload, target, context)
     if (shutdown.aborted) throw new Error('shutting down')
+    app.metrics.tasks.inc({ provider: agent.providerType, outcome: outcome.kind })
+    app.metrics.taskDelivery.observe({ provider: agent.providerType }, (performance.now() - started) / 1000)
     return { outcome, secret }
   } catch (error) {
     if (shutdown.aborted) throw error // not the agent's fault: the job runs again after the restart

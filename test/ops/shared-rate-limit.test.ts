@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
-import { dialects, freshDatabase, send, type TestDatabase } from '../helpers.js'
+import { TEST_SECRET_KEY, dialects, freshDatabase, send, type TestDatabase } from '../helpers.js'
 
 async function freePort(): Promise<number> {
   const server = createServer()
@@ -51,7 +51,7 @@ for (const dialect of dialects()) {
       port = await freePort()
       redis = await startRedis(port)
       database = await freshDatabase(dialect)
-      const env = { LOG_LEVEL: 'silent', TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '10/minute', TANDEM_PEER_RATE_LIMIT: 'off', TANDEM_REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: database.url }
+      const env = { LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, TANDEM_WORKERS: '0', TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '10/minute', TANDEM_PEER_RATE_LIMIT: 'off', TANDEM_REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: database.url }
       instances = []
       for (let i = 0; i < 2; i++) {
         const app = await buildApp(loadConfig(env), { connect: { schema: database.schema, poolSize: 2 } })

@@ -99,6 +99,7 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
       .where('id', '=', delivery.id)
       .where('status', '=', 'pending')
       .where('attempts', '=', attempts)
+    app.metrics.webhookDeliveries.inc({ outcome: outcome.ok ? 'succeeded' : attempt < MAX_ATTEMPTS ? 'retried' : 'failed' })
     if (outcome.ok) {
       const done = await base.set({ status: 'succeeded', attempts: attempt, last_status: outcome.status, last_error: null, next_attempt_at: null, updated_at: at }).executeTakeFirst()
       if (Number(done.numUpdatedRows) > 0) await trx.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', webhook.id).execute()
