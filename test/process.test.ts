@@ -107,8 +107,8 @@ describe('the server process', () => {
       const id = /key id (\S+),/.exec(created.stdout)?.[1] as string
       assert.match(created.stdout, /role member, workspace default/)
       const list = cli('keys', 'list').stdout.trim().split('\n')
-      assert.match(list[0] as string, /^ID\s+WORKSPACE\s+ROLE\s+NAME\s+STATE$/)
-      assert.match(list[1] as string, new RegExp(`^${id}\\s+default\\s+member\\s+listed\\s+active$`))
+      assert.match(list[0] as string, /^ID\s+WORKSPACE\s+HANDLE\s+ROLE\s+AGENT\s+NAME\s+STATE$/)
+      assert.match(list[1] as string, new RegExp(`^${id}\\s+default\\s+@listed\\s+member\\s+-\\s+listed\\s+active$`))
       assert.equal(cli('keys', 'revoke', id).status, 0)
       assert.match(cli('keys', 'list').stdout, /revoked \d{4}-/)
     } finally {

@@ -9,11 +9,12 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { TEST_SECRET_KEY } from './helpers.js'
 
 const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
 
 function npmStart(env: Record<string, string>) {
-  const result = spawnSync('npm', ['start', '--silent'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, encoding: 'utf8', timeout: 600_000 })
+  const result = spawnSync('npm', ['start', '--silent'], { env: { ...process.env, LOG_LEVEL: 'info', TANDEM_SECRET_KEY: TEST_SECRET_KEY, ...env }, encoding: 'utf8', timeout: 600_000 })
   const lines = result.stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'))
   return { status: result.status, lines }
 }
