@@ -15,7 +15,7 @@ import { notFoundProblems } from './http/not-found.js'
 import { idempotencyKeys } from './http/idempotency.js'
 import { jsonBodies } from './http/json-body.js'
 import { lowerCasePathIds } from './http/path-ids.js'
-import { clientErrorHandler, problemDetails, toProblem } from './http/problem.js'
+import { clientErrorHandler, problemDetails, toProblem, type ProblemKind } from './http/problem.js'
 import { rateLimits } from './http/rate-limit.js'
 import { SECURITY_HEADERS, securityHeaders } from './http/security-headers.js'
 import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
@@ -94,11 +94,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // A URL that cannot be decoded (/api/agents/%E0%A4%A) is refused by the router before any hook runs.
     frameworkErrors: (error, request, rawReply) => {
       const reply = rawReply as unknown as FastifyReply
+      // A path parameter longer than the router takes (100 characters) stays the router's 414, as a problem.
+      const [kind, detail]: [ProblemKind, string] =
+        error.code === 'FST_ERR_BAD_URL'
+          ? ['malformed-url', 'The URL holds a percent-encoding that is not valid UTF-8.']
+          : error.statusCode === 414
+            ? ['uri-too-long', 'A path parameter is longer than 100 characters.']
+            : ['validation-error', 'The request is not valid.']
+      const problem = toProblem(kind, detail)
       reply
-        .code(400)
+        .code(problem.status)
         .headers({ ...SECURITY_HEADERS, 'x-request-id': request.id })
         .type('application/problem+json; charset=utf-8')
-        .send(toProblem(error.code === 'FST_ERR_BAD_URL' ? 'malformed-url' : 'validation-error', error.code === 'FST_ERR_BAD_URL' ? 'The URL holds a percent-encoding that is not valid UTF-8.' : 'The request is not valid.'))
+        .send(problem)
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.server.maxConnections = config.maxConnections

@@ -25,6 +25,7 @@ const KINDS = {
   'payload-too-large': { status: 413, title: 'The body is too large' },
   'request-timeout': { status: 408, title: 'The request took too long to arrive' },
   'headers-too-large': { status: 431, title: 'The request headers are too large' },
+  'uri-too-long': { status: 414, title: 'The URL is too long' },
   'unsupported-media-type': { status: 415, title: 'The body must be application/json' },
   'misdirected-request': { status: 421, title: 'This server does not answer for that host name' },
   unprocessable: { status: 422, title: 'The request cannot be carried out' },
