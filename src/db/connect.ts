@@ -68,6 +68,10 @@ function openPostgres(url: string, options: ConnectOptions): Db {
     max: options.poolSize ?? 10,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   })
+  // An idle connection the server ends (a restart, a failover, pg_terminate_backend, a dropped database) is an
+  // 'error' on the pool: pg discards that client and the next query opens a new one. Unheard, the event would
+  // crash the process.
+  pool.on('error', () => {})
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return { db, dialect: 'postgres', schema: options.schema, poolInUse: () => pool.totalCount - pool.idleCount, close: once(() => db.destroy()) }
 }
