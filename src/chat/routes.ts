@@ -4,6 +4,7 @@ import Type from 'typebox'
 import { Page, PageQuery, Problem, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound, type FieldError } from '../http/problem.js'
+import { traceparentFor } from '../http/trace.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { Content, MAX_PARAGRAPHS, MAX_RUNS, MAX_TEXT_LENGTH, Message, MessageBody, MessageIdParams, RenderQuery, Revision } from './schemas.js'
@@ -80,7 +81,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checkContentSize(request.body.content)
       const message = await reply.withTransaction(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
-        const message = await insertMessage(trx, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content })
+        const message = await insertMessage(trx, { workspaceId, streamId: stream.id, authorId: principalId, content: request.body.content, traceparent: traceparentFor(request) })
         reply.code(201).header('location', `/api/chat/messages/${message.id}`).header('etag', etagOf(message))
         return message
       })
@@ -145,6 +146,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
           isAdmin: role === 'admin',
           revisions: acceptedRevisions(request.headers['if-match']),
           content: request.body.content,
+          traceparent: traceparentFor(request),
         }),
       )
       if ('message' in outcome) return reply.header('etag', etagOf(outcome.message)).send(outcome.message)

@@ -62,7 +62,7 @@ const editAny = prepared(
 )
 export async function insertMessage(
   db: Kysely<Database>,
-  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content },
+  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content; traceparent: string | null },
 ): Promise<Message> {
   const row: MessageRow = {
     id: newId(),
@@ -78,7 +78,7 @@ export async function insertMessage(
   }
   await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
   const message = toMessage(row)
-  await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message })
+  await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message, traceparent: input.traceparent })
   return message
 }
 
@@ -109,7 +109,7 @@ export type EditOutcome = { message: Message } | { refused: 'not-found' | 'forbi
  */
 export async function editMessage(
   db: Kysely<Database>,
-  edit: { id: string; workspaceId: string; principalId: string; isAdmin: boolean; revisions: number[] | undefined; content: Content },
+  edit: { id: string; workspaceId: string; principalId: string; isAdmin: boolean; revisions: number[] | undefined; content: Content; traceparent: string | null },
 ): Promise<EditOutcome> {
   const content = JSON.stringify(edit.content)
   const text = renderText(edit.content)
@@ -130,7 +130,7 @@ export async function editMessage(
   }
   if (row) {
     const message = toMessage(row)
-    await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.edited', data: message })
+    await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.edited', data: message, traceparent: edit.traceparent })
     return { message }
   }
   const current = await findMessage(db, edit.workspaceId, edit.id)

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NIL_UUID, Page, PageQuery, Problem, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound, type FieldError } from '../http/problem.js'
+import { traceparentFor } from '../http/trace.js'
 import { existingAgentIds, listDraftingAgents } from '../agents/store.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
@@ -81,7 +82,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
             seen.add(phase.id)
           })
           if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
-          const cycle = await insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases })
+          const cycle = await insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases }, traceparentFor(request))
           reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`)
           return cycle
         })

@@ -20,7 +20,7 @@ function toCycle(row: CycleRow): SavedCycle {
   }
 }
 
-export async function insertCycle(db: Kysely<Database>, workspaceId: string, streamId: string, definition: CycleDefinition): Promise<SavedCycle> {
+export async function insertCycle(db: Kysely<Database>, workspaceId: string, streamId: string, definition: CycleDefinition, traceparent: string | null): Promise<SavedCycle> {
   const row: CycleRow = {
     id: newId(),
     workspace_id: workspaceId,
@@ -32,7 +32,7 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
   }
   await db.insertInto('cycles').values(row).execute()
   const cycle = toCycle(row)
-  await appendEvent(db, { workspaceId, streamId, type: 'cycle.saved', data: cycle })
+  await appendEvent(db, { workspaceId, streamId, type: 'cycle.saved', data: cycle, traceparent })
   return cycle
 }
 

@@ -37,10 +37,14 @@ const insertRow = prepared(6, (db, streamId: Expression<string>, id: Expression<
   db.insertInto('stream_events').values({ stream_id: streamId, id, workspace_id: workspaceId, type, data, created_at: createdAt }),
 )
 
-/** Appends an event to a stream. Call it with the transaction of the change it reports. */
+/**
+ * Appends an event to a stream. Call it with the transaction of the change it reports; `traceparent` is the
+ * trace of that change (its request's span, or its run's; absent: none known), which the event's webhook
+ * deliveries continue.
+ */
 export async function appendEvent(
   db: Kysely<Database>,
-  input: { workspaceId: string; streamId: string; type: EventType; data: unknown },
+  input: { workspaceId: string; streamId: string; type: EventType; data: unknown; traceparent?: string | null },
 ): Promise<StreamEvent> {
   const [head] = await bumpHead(db, input.streamId, input.workspaceId)
   const id = Number(head?.last_id)
@@ -53,7 +57,7 @@ export async function appendEvent(
     wakeLocally(input.streamId)
   }
   const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: JSON.parse(data) }
-  await scheduleDeliveries(db, input.workspaceId, event)
+  await scheduleDeliveries(db, input.workspaceId, event, input.traceparent ?? null)
   return event
 }
 

@@ -33,8 +33,26 @@ export function childTraceparent(parent: TraceContext | null): string {
   return `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}`
 }
 
-/** The traceparent to store with work a request creates (a task, a webhook delivery). */
+const requestSpans = new WeakMap<FastifyRequest, string>()
+
+/**
+ * The request's own span, stored with the work it creates (a run, a webhook delivery): a child of a valid
+ * incoming `traceparent`, else the root of a new trace — never the incoming header itself. One per request
+ * (a trigger starting several runs puts them all in one trace), made on first use so that requests creating
+ * nothing pay nothing.
+ */
 export function traceparentFor(request: FastifyRequest): string {
-  const header = request.headers.traceparent
-  return childTraceparent(parseTraceparent(typeof header === 'string' ? header : undefined))
+  let span = requestSpans.get(request)
+  if (span === undefined) {
+    const header = request.headers.traceparent
+    span = childTraceparent(parseTraceparent(typeof header === 'string' ? header : undefined))
+    requestSpans.set(request, span)
+  }
+  return span
+}
+
+/** A new span under a stored traceparent (for a task, a delivery, one outgoing call); null stays null. */
+export function childOfStored(stored: string | null): string | null {
+  if (stored === null) return null
+  return childTraceparent(parseTraceparent(stored))
 }

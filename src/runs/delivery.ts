@@ -12,6 +12,7 @@ import type { Database } from '../db/database.js'
 import { findAgent } from '../agents/store.js'
 import { enqueueJob, registerJobHandler, removeJob } from '../jobs/index.js'
 import { now } from '../ids.js'
+import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, startRun, type DeliveryJob, type Transition } from './machine.js'
@@ -43,7 +44,7 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
     const locked = await lockRun(trx, task.run_id)
     if (!locked) return 'closed'
     if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed'
-    const t: Transition = { db: trx, workspaceId: locked.workspaceId, settings }
+    const t: Transition = { db: trx, workspaceId: locked.workspaceId, settings, traceparent: locked.traceparent }
     if ('output' in settlement) await phaseAnswered(t, locked.run, task.phase_run_id, settlement.output)
     else await phaseFailed(t, locked.run, task.phase_run_id, settlement.problem)
     return 'settled'
@@ -77,7 +78,9 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const timeoutMs = app.config.runs.dispatchTimeoutMs
   const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)])
   const client = outboundClient(app)
-  const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs }
+  // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
+  const traceparent = childOfStored(task.traceparent)
+  const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }
   const started = performance.now()
   try {
     const outcome = job.poll && adapter.poll ? await adapter.poll(job.poll, payload, target, context) : await adapter.deliver(payload, target, context)
@@ -153,7 +156,7 @@ registerJobHandler(START_JOB, async (payload: { runId: string }, context) => {
   await app.database.db.transaction().execute(async (trx) => {
     const locked = await lockRun(trx, payload.runId)
     if (!locked) return
-    await startRun({ db: trx, workspaceId: locked.workspaceId, settings: app.config.runs }, locked.run)
+    await startRun({ db: trx, workspaceId: locked.workspaceId, settings: app.config.runs, traceparent: locked.traceparent }, locked.run)
   })
 })
 

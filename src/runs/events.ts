@@ -6,6 +6,6 @@ import type { Database } from '../db/database.js'
 import { appendEvent } from '../events/store.js'
 import type { Run } from './schemas.js'
 
-export async function recordRunEvent(db: Kysely<Database>, workspaceId: string, run: Run, type: 'run.created' | 'run.updated'): Promise<void> {
-  await appendEvent(db, { workspaceId, streamId: run.streamId, type, data: run })
+export async function recordRunEvent(db: Kysely<Database>, workspaceId: string, run: Run, type: 'run.created' | 'run.updated', traceparent: string | null): Promise<void> {
+  await appendEvent(db, { workspaceId, streamId: run.streamId, type, data: run, traceparent })
 }

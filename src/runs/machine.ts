@@ -12,6 +12,7 @@ import type { RunsConfig } from '../config.js'
 import { newId, now } from '../ids.js'
 import { NIL_UUID } from '../http/schemas.js'
 import { toProblem, type ProblemKind } from '../http/problem.js'
+import { childOfStored } from '../http/trace.js'
 import { insertMessage } from '../chat/store.js'
 import { renderText } from '../chat/richtext.js'
 import type { Content } from '../chat/schemas.js'
@@ -58,17 +59,24 @@ export interface Transition {
   db: Kysely<Database>
   workspaceId: string
   settings: RunsConfig
+  /**
+   * The trace the work of this transition belongs to: for a new run, the span of the request that starts it
+   * (stored on the run); afterwards always the run's (store.ts lockRun), whoever acts — a run is one trace, and
+   * an operator's decision or an agent's answer continues it rather than starting its own. Tasks, the webhook
+   * deliveries of its events and its messages' events get spans of it. Null for runs from before 0036.
+   */
+  traceparent: string | null
 }
 
 /** The one place a run is written: the row and its event, in the caller's transaction. */
 async function persistRun(t: Transition, run: Run, created = false): Promise<void> {
-  if (created) await insertRun(t.db, t.workspaceId, run)
+  if (created) await insertRun(t.db, t.workspaceId, run, t.traceparent)
   else await updateRun(t.db, run)
-  await recordRunEvent(t.db, t.workspaceId, run, created ? 'run.created' : 'run.updated')
+  await recordRunEvent(t.db, t.workspaceId, run, created ? 'run.created' : 'run.updated', t.traceparent)
 }
 
 async function postMessage(t: Transition, run: Run, authorId: string, authorType: 'principal' | 'agent', content: Content) {
-  return insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content })
+  return insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content, traceparent: t.traceparent })
 }
 
 /** A new run of a saved cycle: `queued`, its phases copied, a job to start it. */
@@ -164,6 +172,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     lease_until: null,
     created_at: at,
     closed_at: null,
+    traceparent: childOfStored(t.traceparent),
   })
   await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
   if (delivery === 'push') {

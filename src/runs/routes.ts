@@ -5,6 +5,7 @@ import Type from 'typebox'
 import { Page, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
+import { traceparentFor } from '../http/trace.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleParams } from '../cycles/schemas.js'
@@ -43,7 +44,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const stream = await requireStream(db, workspaceId, request.params.streamId)
       const cycle = await findCycle(db, workspaceId, stream.id, request.params.cycleId.toLowerCase())
       if (!cycle) throw notFound('Cycle')
-      const run = await db.transaction().execute((trx) => createRun({ db: trx, workspaceId, settings }, { cycle, input: (request.body.input ?? {}) as Record<string, unknown>, createdBy: principalId }))
+      const run = await db.transaction().execute((trx) => createRun({ db: trx, workspaceId, settings, traceparent: traceparentFor(request) }, { cycle, input: (request.body.input ?? {}) as Record<string, unknown>, createdBy: principalId }))
       return reply.code(201).header('location', `/api/runs/${run.id}`).send(run)
     },
   )
@@ -67,7 +68,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const stream = await requireStream(db, workspaceId, request.params.streamId)
       const cycles = await listCyclesByTrigger(db, workspaceId, stream.id, request.params.triggerName)
       const runs = await db.transaction().execute(async (trx) => {
-        const t: Transition = { db: trx, workspaceId, settings }
+        const t: Transition = { db: trx, workspaceId, settings, traceparent: traceparentFor(request) }
         const started = []
         for (const cycle of cycles) started.push(await createRun(t, { cycle, input: (request.body.input ?? {}) as Record<string, unknown>, createdBy: principalId }))
         return started
@@ -125,7 +126,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return db.transaction().execute(async (trx) => {
         const locked = await lockRun(trx, runId)
         if (!locked || locked.workspaceId !== workspaceId) throw notFound('Run')
-        if (!(await cancelRun({ db: trx, workspaceId, settings }, locked.run))) {
+        if (!(await cancelRun({ db: trx, workspaceId, settings, traceparent: locked.traceparent }, locked.run))) {
           throw new AppError('run-finished', `The run has already finished (${locked.run.status}).`)
         }
         return locked.run
@@ -163,7 +164,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const pool = phase.operatorPool.map(normalizeHandle)
         const allowed = pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : pool.includes(caller.handle)
         if (!allowed) throw new AppError('forbidden', `Only ${pool.map((h) => `@${h}`).join(', ')} may decide phase "${phase.phaseName}".`)
-        const outcome = await decide({ db: trx, workspaceId, settings }, locked.run, phase, decision, note, { principalId: caller.principalId, handle: caller.handle })
+        const outcome = await decide({ db: trx, workspaceId, settings, traceparent: locked.traceparent }, locked.run, phase, decision, note, { principalId: caller.principalId, handle: caller.handle })
         if ('refused' in outcome) {
           if (outcome.refused === 'not-awaiting-decision') throw new AppError('not-awaiting-decision', outcome.detail)
           const pointer = outcome.refused === 'note-required' ? '/note' : '/decision'

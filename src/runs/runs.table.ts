@@ -10,6 +10,8 @@ export interface RunTable {
   stream_id: string
   status: RunStatus
   document: string
+  /** The W3C traceparent of the request that started the run (its span); null for runs from before 0036. */
+  traceparent: string | null
   created_at: string
 }
 
@@ -28,4 +30,6 @@ export interface RunTaskTable {
   lease_until: string | null
   created_at: string
   closed_at: string | null
+  /** The task's own span in its run's trace (a child of the run's traceparent); null when the run has none. */
+  traceparent: string | null
 }

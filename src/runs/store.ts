@@ -16,10 +16,10 @@ export type TaskRow = Selectable<RunTaskTable>
 
 const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter
 
-export async function insertRun(db: Kysely<Database>, workspaceId: string, run: Run): Promise<void> {
+export async function insertRun(db: Kysely<Database>, workspaceId: string, run: Run, traceparent: string | null): Promise<void> {
   await db
     .insertInto('runs')
-    .values({ id: run.id, workspace_id: workspaceId, stream_id: run.streamId, status: run.status, document: JSON.stringify(run), created_at: run.createdAt })
+    .values({ id: run.id, workspace_id: workspaceId, stream_id: run.streamId, status: run.status, document: JSON.stringify(run), traceparent, created_at: run.createdAt })
     .execute()
 }
 
@@ -32,8 +32,8 @@ export async function updateRun(db: Kysely<Database>, run: Run): Promise<void> {
 const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('runs').select(['document']).where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
-const selectOneForUpdate = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id).forUpdate())
-const selectOneById = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id']).where('id', '=', id))
+const selectOneForUpdate = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id', 'traceparent']).where('id', '=', id).forUpdate())
+const selectOneById = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id', 'traceparent']).where('id', '=', id))
 
 export async function findRun(db: Kysely<Database>, workspaceId: string, id: string): Promise<Run | undefined> {
   const [row] = await selectOne(db, id, workspaceId)
@@ -42,11 +42,12 @@ export async function findRun(db: Kysely<Database>, workspaceId: string, id: str
 
 /**
  * The run, locked for the rest of the caller's transaction (PostgreSQL: FOR UPDATE; SQLite: transactions
- * already run one at a time), so that of two concurrent transitions the second sees the first's outcome.
+ * already run one at a time), so that of two concurrent transitions the second sees the first's outcome;
+ * with its trace context, which every later transition of the run continues.
  */
-export async function lockRun(db: Kysely<Database>, id: string): Promise<{ run: Run; workspaceId: string } | undefined> {
+export async function lockRun(db: Kysely<Database>, id: string): Promise<{ run: Run; workspaceId: string; traceparent: string | null } | undefined> {
   const [row] = isPostgres(db) ? await selectOneForUpdate(db, id) : await selectOneById(db, id)
-  return row && { run: JSON.parse(row.document) as Run, workspaceId: row.workspace_id }
+  return row && { run: JSON.parse(row.document) as Run, workspaceId: row.workspace_id, traceparent: row.traceparent }
 }
 
 export async function listRuns(

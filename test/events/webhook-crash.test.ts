@@ -1,5 +1,5 @@
-// SIGKILL during a webhook delivery: the restarted server sends it again with the same webhook-id, and the
-// deliveries log ends with one success — never lost.
+// SIGKILL during a webhook delivery: the restarted server sends it again with the same webhook-id, in the trace
+// of the request that caused the event, and the deliveries log ends with one success — never lost.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -25,7 +25,8 @@ function startServer(databaseUrl: string): { child: ChildProcess; url: Promise<s
   return { child, url }
 }
 
-const json = (method: string, body?: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const json = (method: string, body?: unknown, headers: Record<string, string> = {}) => ({ method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 
 for (const dialect of dialects()) {
   describe(`webhook delivery across a crash (${dialect})`, () => {
@@ -37,7 +38,7 @@ for (const dialect of dialects()) {
         const base = await server.url
         const stream = (await (await fetch(`${base}/api/streams`, json('POST', { name: 'crash' }))).json()) as { id: string }
         const hook = (await (await fetch(`${base}/api/webhooks`, json('POST', { url: receiver.url, events: ['message.created'] }))).json()) as { id: string }
-        assert.equal((await fetch(`${base}/api/chat/streams/${stream.id}/messages`, json('POST', { content: contentOf('survive') }))).status, 201)
+        assert.equal((await fetch(`${base}/api/chat/streams/${stream.id}/messages`, json('POST', { content: contentOf('survive') }, { traceparent: TRACEPARENT }))).status, 201)
         const [first] = await receiver.waitFor(1)
         server.child.kill('SIGKILL')
         await once(server.child, 'exit')
@@ -47,6 +48,7 @@ for (const dialect of dialects()) {
         const [, second] = await receiver.waitFor(2, 45000)
         assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'])
         assert.equal(second?.body, first?.body)
+        for (const sent of [first, second]) assert.match(String(sent?.headers.traceparent), /^00-4bf92f3577b34da6a3ce929d0e0e4736-(?!00f067aa0ba902b7)[0-9a-f]{16}-01$/)
         let log: Array<{ id: string; status: string; attempts: number }> = []
         for (let i = 0; i < 200; i++) {
           log = ((await (await fetch(`${again}/api/webhooks/${hook.id}/deliveries`)).json()) as { data: typeof log }).data

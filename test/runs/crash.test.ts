@@ -1,5 +1,5 @@
 // A server killed (SIGKILL) in the middle of a delivery loses nothing: the task is delivered again with the same
-// webhook-id and the run finishes, with one output. SQLite: the restarted process resumes it. PostgreSQL: a
+// webhook-id, in the trace of the request that started the run, and the run finishes, with one output. SQLite: the restarted process resumes it. PostgreSQL: a
 // second instance, already running, takes it over when the dead one's delivery lease ends; a task is never
 // being delivered twice at the same time.
 import { describe, it } from 'node:test'
@@ -31,8 +31,8 @@ function startServer(databaseUrl: string): { child: ChildProcess; url: Promise<s
   return { child, url }
 }
 
-async function call(base: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(base + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined })
+async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(base + path, { method, headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers }, body: body ? JSON.stringify(body) : undefined })
   return { status: res.status, json: (await res.json().catch(() => null)) as any }
 }
 
@@ -47,6 +47,7 @@ for (const dialect of dialects()) {
     it('delivers the task again with the same webhook-id and finishes the run once', { timeout: 120000 }, async () => {
       const database = await freshDatabase(dialect, { ownDatabase: true })
       const deliveries: string[] = []
+      const traces: string[] = []
       let inFlight = 0
       let maxInFlight = 0
       const agent = createServer((req, res) => {
@@ -54,6 +55,7 @@ for (const dialect of dialects()) {
         req.on('data', (c) => chunks.push(c))
         req.on('end', () => {
           deliveries.push(String(req.headers['webhook-id']))
+          traces.push(String(req.headers.traceparent))
           inFlight++
           maxInFlight = Math.max(maxInFlight, inFlight)
           res.on('close', () => inFlight--)
@@ -72,7 +74,8 @@ for (const dialect of dialects()) {
         const streamId = (await call(base, 'POST', '/api/streams', { name: 'crash' })).json.id
         const phase = { id: randomUUID(), agentId, goal: 'g', instructions: 'i', autoAdvance: true, phaseName: 'Only', operatorPool: [] }
         const cycleId = (await call(base, 'POST', `/api/cycles/streams/${streamId}/cycles`, { triggerName: 't', description: 'd', phasesTemplate: [phase] })).json.id
-        const run = (await call(base, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, {})).json
+        const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+        const run = (await call(base, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, {}, { traceparent })).json
         await waitFor(() => deliveries.length >= 1, 20000, 'the first delivery')
 
         // PostgreSQL: another instance is up before the first dies; SQLite: one process, restarted.
@@ -96,6 +99,7 @@ for (const dialect of dialects()) {
         assert.ok(deliveries.length >= 2)
         assert.equal(new Set(deliveries).size, 1, 'every delivery carries the same webhook-id (the task id)')
         assert.equal(maxInFlight, 1, 'never delivered twice at the same time')
+        for (const sent of traces) assert.match(sent, /^00-4bf92f3577b34da6a3ce929d0e0e4736-(?!00f067aa0ba902b7)[0-9a-f]{16}-01$/, 'the run\'s trace, stored, outlives the process')
         assert.equal(done.phases[0].attempts, 1)
         assert.equal(done.phases[0].output.text, 'after the crash')
         const messages = (await call(again, 'GET', `/api/chat/streams/${streamId}/messages`)).json.data

@@ -44,8 +44,8 @@ export async function createCycle(app: FastifyInstance, streamId: string, phases
   return res.json().id
 }
 
-export async function startRun(app: FastifyInstance, streamId: string, cycleId: string, input: unknown = { ticket: 42 }) {
-  const res = await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, { input })
+export async function startRun(app: FastifyInstance, streamId: string, cycleId: string, input: unknown = { ticket: 42 }, headers: Record<string, string> = {}) {
+  const res = await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, { input }, headers)
   assert.equal(res.statusCode, 201, res.body)
   return res.json()
 }

@@ -1,7 +1,9 @@
 // Vendor agents through the real API on both databases: a run whose phase's agent is each vendor (a local
 // server speaking its wire format) answers; a revision reaches the vendor with the operator's note; a wrong
-// key fails the run with agent-rejected (the key nowhere in it); missing config is agent-unavailable.
+// key fails the run with agent-rejected (the key nowhere in it); missing config is agent-unavailable. Every call
+// to a vendor carries the trace of the request that started the run.
 import { after, before, describe, it } from 'node:test'
+import type { IncomingHttpHeaders } from 'node:http'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
@@ -36,6 +38,8 @@ interface VendorCase {
   /** The text the vendor received last (the prompt). */
   received: (f: Fakes) => string
   credential: boolean
+  /** The headers of every call the vendor received so far (HTTP requests, WebSocket handshakes). */
+  calls: (f: Fakes) => IncomingHttpHeaders[]
   /** The phase output for a scripted answer (default: the answer itself). */
   output?: (text: string) => string
 }
@@ -52,6 +56,7 @@ const cases: VendorCase[] = [
       const body = lastBody(f.anthropic.requests, /messages$/)
       return `${JSON.stringify(body.system)} ${body.messages[0].content.map((c: any) => c.text).join('')}`
     },
+    calls: (f) => f.anthropic.requests.map((r) => r.headers),
   },
   {
     providerType: 'mistral',
@@ -59,6 +64,7 @@ const cases: VendorCase[] = [
     agent: (f) => ({ authMode: 'api_key', endpointUrl: f.mistral.base, config: { model: 'mistral-test-1' } }),
     answer: (f, text) => f.mistral.steps.set({ text }),
     received: (f) => JSON.stringify(lastBody(f.mistral.requests, /chat\/completions$/).messages),
+    calls: (f) => f.mistral.requests.map((r) => r.headers),
   },
   {
     providerType: 'elevenlabs',
@@ -66,6 +72,7 @@ const cases: VendorCase[] = [
     agent: (f) => ({ authMode: 'api_key', endpointUrl: f.elevenlabs.url, config: { agentId: 'agent_7' } }),
     answer: (f, text) => f.elevenlabs.steps.set({ text }),
     received: (f) => f.elevenlabs.received.at(-1)!.find((m) => m.type === 'user_message').text,
+    calls: (f) => [...f.elevenlabs.requests, ...f.elevenlabs.connections].map((r) => r.headers),
   },
   {
     providerType: 'copilot_studio',
@@ -76,6 +83,7 @@ const cases: VendorCase[] = [
       f.directLine.bot.looksBeforeReply = 2
     },
     received: (f) => lastBody(f.directLine.requests, /activities$/).text,
+    calls: (f) => f.directLine.requests.map((r) => r.headers),
   },
   {
     providerType: 'cursor',
@@ -87,6 +95,7 @@ const cases: VendorCase[] = [
     },
     output: (text) => `${text}\n\nPull request: https://github.com/acme/app/pull/9`,
     received: (f) => lastBody(f.cursor.requests, /\/v0\/agents$/).prompt.text,
+    calls: (f) => f.cursor.requests.map((r) => r.headers),
   },
 ]
 
@@ -116,7 +125,8 @@ for (const dialect of dialects()) {
         const agentId = await createAgent(app, { name: `${c.providerType} agent`, providerType: c.providerType, instructions: 'You triage tickets.', credentialId, ...c.agent(fakes) })
         const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false, name: 'Triage' }])
         c.answer(fakes, `first answer from ${c.providerType}`)
-        const run = await startRun(app, streamId, cycleId, { ticket: 'T-42' })
+        const earlier = c.calls(fakes).length
+        const run = await startRun(app, streamId, cycleId, { ticket: 'T-42' }, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })
         const waiting = await runIn(app, run.id, ['waiting', 'failed'], 30000)
         assert.equal(waiting.status, 'waiting', JSON.stringify(waiting.error))
         const phase = waiting.phases[0]
@@ -136,6 +146,9 @@ for (const dialect of dialects()) {
         const revised = await runIn(app, run.id, ['waiting', 'failed'], 30000)
         assert.equal(revised.phases[0].output?.text, output(`revised answer from ${c.providerType}`), JSON.stringify(revised.error))
         assert.match(c.received(fakes), /Mention the SLA, please\./)
+        const calls = c.calls(fakes).slice(earlier)
+        assert.ok(calls.length >= 2)
+        for (const headers of calls) assert.match(String(headers.traceparent), /^00-0af7651916cd43dd8448eb211c80319c-(?!b7ad6b7169203331)[0-9a-f]{16}-01$/)
         const approve = await send(app, 'POST', `/api/runs/${run.id}/phases/${phase.id}/decision`, { decision: 'approve' })
         assert.equal(approve.statusCode, 200, approve.body)
         assert.equal(approve.json().status, 'succeeded')

@@ -9,6 +9,7 @@ import { Webhook as Signer } from 'standardwebhooks'
 import { enqueueJob, registerJobHandler } from '../../jobs/index.js'
 import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
 import { now } from '../../ids.js'
+import { childOfStored } from '../../http/trace.js'
 import { DELIVER_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
 export const MAX_ATTEMPTS = 8
@@ -35,6 +36,12 @@ function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): 
   return `the connection failed (${cause?.code ?? cause?.message ?? (error as Error).message})`
 }
 
+/** Each attempt is a span of its own under the delivery's; a delivery of an event with no known trace sends none. */
+function traceHeader(stored: string | null): { traceparent?: string } {
+  const traceparent = childOfStored(stored)
+  return traceparent ? { traceparent } : {}
+}
+
 async function post(app: FastifyInstance, webhook: WebhookRow, delivery: DeliveryRow, secret: string, shutdown: AbortSignal): Promise<Attempt> {
   const timestamp = new Date()
   const headers = {
@@ -43,6 +50,7 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
     'webhook-id': delivery.id,
     'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
     'webhook-signature': new Signer(secret).sign(delivery.id, timestamp, delivery.payload),
+    ...traceHeader(delivery.traceparent),
   }
   const timeoutMs = app.config.webhookTimeoutMs
   const timeout = AbortSignal.timeout(timeoutMs)

@@ -4,6 +4,7 @@ import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { newId, now } from '../../ids.js'
 import { enqueueJob } from '../../jobs/index.js'
+import { childOfStored } from '../../http/trace.js'
 import type { Sealed } from '../../credentials/vault.js'
 import type { StreamEvent } from '../schemas.js'
 import type { CreateWebhookBody, UpdateWebhookBody, Webhook, WebhookDelivery } from './schemas.js'
@@ -128,9 +129,10 @@ export async function listDeliveries(db: Kysely<Database>, webhookId: string, li
 
 /**
  * Creates a delivery, and the job that sends it, for every enabled subscription of the workspace that wants
- * this event. Called by appendEvent inside the transaction of the change.
+ * this event. Called by appendEvent inside the transaction of the change; each delivery is a span of the
+ * change's trace (none when it has none).
  */
-export async function scheduleDeliveries(db: Kysely<Database>, workspaceId: string, event: StreamEvent): Promise<void> {
+export async function scheduleDeliveries(db: Kysely<Database>, workspaceId: string, event: StreamEvent, traceparent: string | null): Promise<void> {
   const candidates = await db
     .selectFrom('webhooks')
     .select(['id', 'events', 'stream_id'])
@@ -159,6 +161,7 @@ export async function scheduleDeliveries(db: Kysely<Database>, workspaceId: stri
         last_error: null,
         next_attempt_at: at,
         attempt_started_at: null,
+        traceparent: childOfStored(traceparent),
         created_at: at,
         updated_at: at,
       })

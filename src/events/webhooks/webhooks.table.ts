@@ -31,6 +31,8 @@ export interface WebhookDeliveryTable {
   next_attempt_at: string | null
   /** When the latest attempt began (finding attempts whose worker died). */
   attempt_started_at: string | null
+  /** The delivery's own span in the trace of the change that caused the event; null when none is known. */
+  traceparent: string | null
   created_at: string
   updated_at: string
 }

@@ -41,7 +41,7 @@ export interface AdapterContext {
   /** Aborted when TANDEM_DISPATCH_TIMEOUT_MS passes. */
   signal: AbortSignal
   timeoutMs: number
-  /** W3C trace context of the request that caused the task, to pass on as `traceparent`. */
+  /** W3C trace context to send as `traceparent`: a new span in the trace of the request that started the run. */
   traceparent?: string
 }
 
