@@ -1,6 +1,8 @@
 // The floor: the cheapest program that does the service's work on the benchmarked routes — node:http,
-// JSON.parse, one prepared better-sqlite3 statement (a transaction with the revision insert for edits),
-// JSON.stringify. No framework, no validation, no auth. Same paths as the service.
+// JSON.parse, prepared better-sqlite3 statements, JSON.stringify. No framework, no validation, no auth. Same
+// paths as the service, and the same writes: a created agent is also written to the agents' full-text index
+// (FTS5, as migration 0035 makes it) in one transaction; an edit keeps the revision and appends the stream's
+// event (head row bumped, event row, the workspace's webhooks read) in one transaction.
 // Usage: PORT=… DATABASE_FILE=… DRAFT_REPLY=<file with the JSON to answer drafts with> node bench/floor.mjs
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -18,6 +20,12 @@ db.exec(`
     revision integer, created_at text, edited_at text);
   create table if not exists message_revisions (message_id text, revision integer, content text, text text, created_at text,
     primary key (message_id, revision));
+  create virtual table if not exists agent_search using fts5(agent_id unindexed, workspace_id unindexed, name, tools, instructions,
+    tokenize = 'porter unicode61');
+  create table if not exists agent_search_keys (agent_id text primary key, search_rowid integer not null);
+  create table if not exists stream_event_heads (stream_id text primary key, last_id integer not null);
+  create table if not exists stream_events (stream_id text, id integer, type text, data text, created_at text, primary key (stream_id, id));
+  create table if not exists webhooks (id text primary key, workspace_id text, events text, stream_id text, enabled integer);
 `)
 const draftReply = process.env.DRAFT_REPLY ? readFileSync(process.env.DRAFT_REPLY, 'utf8') : '{}'
 
@@ -28,6 +36,11 @@ const insertMessage = db.prepare('insert into messages values (?, ?, ?, ?, ?, 1,
 const selectMessage = db.prepare('select * from messages where id = ?')
 const updateMessage = db.prepare('update messages set content = ?, text = ?, revision = revision + 1, edited_at = ? where id = ? returning *')
 const insertRevision = db.prepare('insert into message_revisions values (?, ?, ?, ?, ?)')
+const indexAgent = db.prepare('insert into agent_search (agent_id, workspace_id, name, tools, instructions) values (?, ?, ?, ?, ?)')
+const insertSearchKey = db.prepare('insert into agent_search_keys (agent_id, search_rowid) values (?, last_insert_rowid())')
+const bumpHead = db.prepare('insert into stream_event_heads values (?, 1) on conflict (stream_id) do update set last_id = last_id + 1 returning last_id')
+const insertEvent = db.prepare('insert into stream_events values (?, ?, ?, ?, ?)')
+const selectWebhooks = db.prepare('select id, events, stream_id from webhooks where workspace_id = ? and enabled = 1')
 
 const toAgent = (r) => ({
   id: r.id, providerType: r.provider_type, authMode: r.auth_mode, name: r.name, avatarAssetId: r.avatar_asset_id,
@@ -45,7 +58,17 @@ const edit = db.transaction((id, content) => {
   const current = selectMessage.get(id)
   const row = updateMessage.get(JSON.stringify(content), plainText(content), new Date().toISOString(), id)
   insertRevision.run(id, current.revision, current.content, current.text, current.edited_at ?? current.created_at)
-  return row
+  const message = toMessage(row)
+  const { last_id: eventId } = bumpHead.get(row.stream_id)
+  insertEvent.run(row.stream_id, eventId, 'message.edited', JSON.stringify(message), row.edited_at)
+  selectWebhooks.all('workspace')
+  return message
+})
+
+const create = db.transaction((row) => {
+  insertAgent.run(...Object.values(row))
+  indexAgent.run(row.id, 'workspace', row.name, row.tools.replace(/[_[\]",]/g, ' '), row.instructions ?? '')
+  insertSearchKey.run(row.id)
 })
 
 function send(res, status, body) {
@@ -68,7 +91,7 @@ const server = createServer((req, res) => {
         instructions: body.instructions ?? null, template_id: body.templateId ?? null, streaming: body.capabilities?.streaming ? 1 : 0,
         tools: JSON.stringify(body.capabilities?.tools ?? []), endpoint_url: body.endpointUrl ?? null, created_at: now, updated_at: now,
       }
-      insertAgent.run(...Object.values(row))
+      create(row)
       return send(res, 201, JSON.stringify(toAgent(row)))
     }
     if (req.method === 'GET' && path === '/api/agents') {
@@ -87,7 +110,7 @@ const server = createServer((req, res) => {
       return send(res, 201, JSON.stringify(toMessage(selectMessage.get(id))))
     }
     if (req.method === 'PATCH' && parts[2] === 'chat' && parts[3] === 'messages') {
-      return send(res, 200, JSON.stringify(toMessage(edit(parts[4], body.content))))
+      return send(res, 200, JSON.stringify(edit(parts[4], body.content)))
     }
     if (req.method === 'POST' && path.endsWith('/cycles/draft')) {
       // The floor of drafting: parse the request and answer a draft of the same size, without drafting.

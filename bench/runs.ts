@@ -3,9 +3,9 @@
 // instances (a fresh database each). Two measurements per setting:
 //   throughput: BENCH_RUNS one-phase runs started by 32 concurrent clients; runs/s = runs / (first start →
 //               last run succeeded), completion read from the database;
-//   dispatch:   BENCH_LATENCY_RUNS two-phase auto-advancing runs, 4 at a time; for each, the time from the agent
+//   dispatch:   BENCH_LATENCY_RUNS two-phase auto-advancing runs, BENCH_IN_FLIGHT at a time; for each, the time from the agent
 //               sending its answer to phase 1 to the agent receiving phase 2's task (p50, p99).
-// Settings: BENCH_RUNS (default 3000), BENCH_LATENCY_RUNS (default 400), BENCH_POSTGRES_URL, BENCH_SKIP_POSTGRES=1.
+// Settings: BENCH_RUNS (default 3000), BENCH_LATENCY_RUNS (default 400), BENCH_IN_FLIGHT (default 4), BENCH_POSTGRES_URL, BENCH_SKIP_POSTGRES=1.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
@@ -20,6 +20,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3000)
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 400)
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const CLIENTS = 32
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 4)
 const work = join(tmpdir(), `tandem-bench-runs-${process.pid}`)
 mkdirSync(work, { recursive: true })
 const children: ChildProcess[] = []
@@ -27,6 +28,16 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL')
   rmSync(work, { recursive: true, force: true })
 })
+
+// Runs whose second phase has reached the agent, and who waits for that.
+const arrivedRuns = new Set<string>()
+const arrivalWaiters = new Map<string, () => void>()
+function secondPhaseArrived(runId: string) {
+  arrivedRuns.add(runId)
+  arrivalWaiters.get(runId)?.()
+}
+const secondPhaseOf = (runId: string) =>
+  arrivedRuns.has(runId) ? Promise.resolve() : new Promise<void>((resolve) => arrivalWaiters.set(runId, resolve))
 
 // The agent: answers every task at once; remembers when it answered phase 0 and when phase 1 arrived.
 const answeredAt = new Map<string, number>()
@@ -40,6 +51,7 @@ const agent = createServer((req, res) => {
     if (task.phase.index === 1) {
       const answered = answeredAt.get(task.run.id)
       if (answered !== undefined) dispatchMs.push(arrived - answered)
+      secondPhaseArrived(task.run.id)
     }
     res.writeHead(200, { 'content-type': 'application/json' })
     res.end(JSON.stringify({ output: { text: `done ${task.phase.index}` } }), () => {
@@ -132,7 +144,16 @@ async function measure(setting: string, bases: string[], succeeded: () => Promis
   const runsPerSecond = RUNS / ((performance.now() - started) / 1000)
   const twoPhases = await setUp(base, 2)
   dispatchMs.length = 0
-  await startRuns(bases, twoPhases, LATENCY_RUNS, 4)
+  // BENCH_IN_FLIGHT (default 4) runs in flight: a client starts its next run once the last one's second phase has reached the agent,
+  // so that the figure is the engine's hand-over, not a queue of runs started all at once.
+  let left = LATENCY_RUNS
+  await Promise.all(Array.from({ length: IN_FLIGHT }, async (_, c) => {
+    while (left > 0) {
+      left--
+      const run = await post(bases[c % bases.length] + twoPhases, {})
+      await secondPhaseOf(run.id)
+    }
+  }))
   await waitUntil(succeeded, 50 + RUNS + LATENCY_RUNS)
   return { setting, runsPerSecond: Math.round(runsPerSecond), dispatchP50: Number(percentile(dispatchMs, 50).toFixed(2)), dispatchP99: Number(percentile(dispatchMs, 99).toFixed(2)) }
 }

@@ -56,7 +56,8 @@ export async function appendEvent(
   } else {
     wakeLocally(input.streamId)
   }
-  const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: JSON.parse(data) }
+  // The caller's data as stored (its JSON text): no parse back, the stores hand over plain objects they no longer change.
+  const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: input.data }
   await scheduleDeliveries(db, input.workspaceId, event, input.traceparent ?? null)
   return event
 }

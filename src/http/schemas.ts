@@ -73,3 +73,11 @@ export const ProblemResponses = {
 export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
 }
+
+/**
+ * The response serialiser of a route whose handler builds every field of its answer itself (a store's
+ * `to…()` mapper): V8's JSON.stringify. On long strings it is faster than the schema-compiled serialiser
+ * (a page of 50 agents: 108 µs against 160 µs); the response schema still documents the shape, and the
+ * route's test checks answers against it.
+ */
+export const mappedJson = () => (data: unknown) => JSON.stringify(data)

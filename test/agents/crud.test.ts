@@ -2,7 +2,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
+import Value from 'typebox/value'
 import { build, dialects, pointers, send } from '../helpers.js'
+import { Agent } from '../../src/agents/schemas.js'
+import { Page } from '../../src/http/schemas.js'
 
 for (const dialect of dialects()) {
   describe(`agents CRUD (${dialect})`, () => {
@@ -32,6 +35,22 @@ for (const dialect of dialects()) {
       assert.deepEqual(seen.filter((id) => made.includes(id)), made)
       assert.deepEqual(seen, [...seen].sort(), 'oldest first')
       assert.equal(pages, Math.ceil(seen.length / 3))
+    })
+
+    it('a page is exactly the documented shape: every field, nothing more (it is stringified without its schema)', async () => {
+      await create({
+        name: 'Full', providerType: 'claude', authMode: 'api_key', credentialId: '3F0E8A52-7C1D-4E2B-9A6F-0123456789AB',
+        avatarAssetId: '3f0e8a52-7c1d-4e2b-9a6f-0123456789ac', config: { model: 'claude-sonnet', nested: { a: [1, 'two', null] } },
+        instructions: 'Say "hi" \\ then\nstop \u2028 ✓', templateId: 't', capabilities: { streaming: true, tools: ['web_search'] },
+      })
+      await create({ name: 'Bare' })
+      const page = (await send(app, 'GET', '/api/agents?limit=100')).json()
+      assert.ok(Value.Check(Page(Agent), page), JSON.stringify([...Value.Errors(Page(Agent), page)].slice(0, 3)))
+      const documented = Object.keys(Agent.properties).sort()
+      for (const agent of page.data) assert.deepEqual(Object.keys(agent).sort(), documented)
+      const full = page.data.find((a: { name: string }) => a.name === 'Full')!
+      assert.equal(full.instructions, 'Say "hi" \\ then\nstop \u2028 ✓')
+      assert.equal(full.credentialId, '3f0e8a52-7c1d-4e2b-9a6f-0123456789ab')
     })
 
     it('limit defaults to 50 and must be 1 to 100; a foreign cursor is a 400', async () => {

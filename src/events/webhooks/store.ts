@@ -1,7 +1,8 @@
 // Webhook subscriptions (secrets sealed by the vault) and their deliveries. Matching deliveries are created
 // by appendEvent, in the transaction of the change, with the job that sends them.
-import type { Kysely, Selectable } from 'kysely'
+import type { Expression, Kysely, Selectable } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { prepared } from '../../db/prepared.js'
 import { newId, now } from '../../ids.js'
 import { enqueueJob } from '../../jobs/index.js'
 import { childOfStored } from '../../http/trace.js'
@@ -127,18 +128,18 @@ export async function listDeliveries(db: Kysely<Database>, webhookId: string, li
   return (await query.orderBy('id').limit(limit).execute()).map(toDelivery)
 }
 
+// Run by every event of every change: compiled once.
+const selectSubscriptions = prepared(1, (db, workspaceId: Expression<string>) =>
+  db.selectFrom('webhooks').select(['id', 'events', 'stream_id']).where('workspace_id', '=', workspaceId).where('enabled', '=', 1),
+)
+
 /**
  * Creates a delivery, and the job that sends it, for every enabled subscription of the workspace that wants
  * this event. Called by appendEvent inside the transaction of the change; each delivery is a span of the
  * change's trace (none when it has none).
  */
 export async function scheduleDeliveries(db: Kysely<Database>, workspaceId: string, event: StreamEvent, traceparent: string | null): Promise<void> {
-  const candidates = await db
-    .selectFrom('webhooks')
-    .select(['id', 'events', 'stream_id'])
-    .where('workspace_id', '=', workspaceId)
-    .where('enabled', '=', 1)
-    .execute()
+  const candidates = await selectSubscriptions(db, workspaceId)
   const at = now()
   for (const webhook of candidates) {
     if (webhook.stream_id !== null && webhook.stream_id !== event.streamId) continue
