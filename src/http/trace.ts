@@ -26,11 +26,26 @@ export function parseTraceparent(header: string | undefined): TraceContext | nul
   return { traceId, spanId, flags }
 }
 
+// Random ids come from a pool filled 4 KiB at a time, as Node's randomUUID() does: one system call per
+// about 170 spans instead of two per span (it was 4 % of an edit's CPU time in a profile).
+const POOL_BYTES = 4096
+let pool = Buffer.alloc(0)
+let used = 0
+
+function randomHex(bytes: number): string {
+  if (used + bytes > pool.length) {
+    pool = randomBytes(POOL_BYTES)
+    used = 0
+  }
+  used += bytes
+  return pool.toString('hex', used - bytes, used)
+}
+
 /** A `traceparent` for a call made on behalf of `parent` (same trace, a new span), or of a new trace. */
 export function childTraceparent(parent: TraceContext | null): string {
-  const traceId = parent?.traceId ?? randomBytes(16).toString('hex')
+  const traceId = parent?.traceId ?? randomHex(16)
   const flags = parent?.flags ?? '01'
-  return `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}`
+  return `00-${traceId}-${randomHex(8)}-${flags}`
 }
 
 const requestSpans = new WeakMap<FastifyRequest, string>()

@@ -17,6 +17,18 @@ describe('traceparent', () => {
     assert.equal(childTraceparent(parseTraceparent('00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-00'))?.split('-')[3], '00')
   })
 
+  it('new traces and spans stay well-formed and distinct across refills of the random pool', () => {
+    const seen = new Set<string>()
+    // 24 random bytes per new trace: 2,000 of them use the 4 KiB pool about twelve times over.
+    for (let i = 0; i < 2000; i++) {
+      const made = childTraceparent(null)
+      assert.match(made, FORM)
+      const [, traceId, spanId] = made.split('-') as [string, string, string]
+      assert.ok(!seen.has(traceId) && !seen.has(spanId), `repeated id in ${made}`)
+      seen.add(traceId).add(spanId)
+    }
+  })
+
   it('accepts a later version with extra fields, refuses version 00 with extra fields', () => {
     assert.ok(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future'))
     assert.equal(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra'), null)
