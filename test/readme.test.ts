@@ -5,12 +5,11 @@
 // URL is in $TANDEM_URL (write `T=${TANDEM_URL:-http://127.0.0.1:3000}` so that readers can copy the block).
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
+import { startServer, type ChildServer } from './child-server.js'
 
 const MARKER = '<!-- readme-test -->'
 
@@ -36,22 +35,15 @@ const pattern = (expected: string) =>
   new RegExp('^' + expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^\\n]*?') + '$')
 
 describe('README examples', () => {
-  let server: ChildProcess
+  let server: ChildServer
   let url: string
   const dir = mkdtempSync(join(tmpdir(), 'tandem-readme-'))
   before(async () => {
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: '0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] })
-    url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: server.stdout! }).on('line', (line) => {
-        const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-        if (match) resolve(match[1] as string)
-      })
-      server.on('exit', () => reject(new Error('the server exited')))
-    })
+    server = startServer({ DATABASE_URL: 'sqlite::memory:' })
+    url = await server.url
   })
   after(async () => {
-    server.kill('SIGTERM')
-    await once(server, 'exit')
+    await server.stop()
     rmSync(dir, { recursive: true, force: true })
   })
 
