@@ -22,7 +22,7 @@ import { DEFAULT_WORKSPACE, ensureWorkspace } from './workspaces/store.js'
 import { ensureLocalPrincipal } from './principals/store.js'
 import { principalRoutes } from './principals/routes.js'
 import { credentialRoutes } from './credentials/routes.js'
-import { openVault, type Vault } from './credentials/vault.js'
+import { attachVault, openVault, type Vault } from './credentials/vault.js'
 import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
@@ -116,6 +116,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // After the database: a SQLite file's secret.key lives beside it, in the folder the database plugin makes.
   const vault = openVault(config)
   app.decorate('vault', vault)
+  attachVault(app.database.db, vault)
   const defaultWorkspaceId = await ensureWorkspace(app.database.db, DEFAULT_WORKSPACE)
   await ensureLocalPrincipal(app.database.db, defaultWorkspaceId)
 

@@ -78,7 +78,7 @@ export const COMMANDS: Command[] = [
   {
     words: ['credentials', 'rekey'],
     usage: 'credentials rekey',
-    summary: 're-encrypt every credential with TANDEM_SECRET_KEY (the old ones read with TANDEM_SECRET_KEY_PREVIOUS)',
+    summary: 're-encrypt every credential and webhook signing secret with TANDEM_SECRET_KEY (the old ones read with TANDEM_SECRET_KEY_PREVIOUS)',
     run: async ({ db, config }) => ({ lines: await rekeyCommand(db, config) }),
   },
 ]

@@ -3,39 +3,18 @@
 // each message's revisions are exactly 1..revision-1 and every acknowledged revision holds its content.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
-import { createInterface } from 'node:readline'
+import { request, serverGroup } from './child-server.js'
 import { dialects, freshDatabase } from './helpers.js'
 
-function startServer(databaseUrl: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: databaseUrl, TANDEM_AUTH: 'local' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const url = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-      if (match) resolve(match[1] as string)
-    })
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
-  return { child, url }
-}
-
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
-
-async function request(base: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(base + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined })
-  return { status: res.status, json: (await res.json().catch(() => null)) as any }
-}
 
 for (const dialect of dialects()) {
   describe(`crash safety (${dialect})`, () => {
     it('keeps every acknowledged write across a SIGKILL in the middle of a write load', { timeout: 120000 }, async () => {
       const database = await freshDatabase(dialect, { ownDatabase: true })
+      const servers = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local' })
       try {
-        const first = startServer(database.url)
+        const first = servers.start()
         const base = await first.url
         const stream = (await request(base, 'POST', '/api/streams', { name: 'crash' })).json
         const messages: string[] = []
@@ -71,38 +50,32 @@ for (const dialect of dialects()) {
         }
         const workers = Array.from({ length: 8 }, (_, w) => worker(w))
         while (acknowledged < 300) await new Promise((r) => setTimeout(r, 10))
-        first.child.kill('SIGKILL')
-        await once(first.child, 'exit')
+        await first.stop('SIGKILL')
         stop = true
         await Promise.all(workers)
 
-        const second = startServer(database.url)
-        const again = await second.url
-        try {
-          for (const [id, name] of agents) {
-            const res = await request(again, 'GET', `/api/agents/${id}`)
-            assert.equal(res.status, 200, `acknowledged agent ${id} is missing`)
-            assert.equal(res.json.name, name)
-          }
-          let checkedEdits = 0
-          for (const id of messages) {
-            const current = (await request(again, 'GET', `/api/chat/messages/${id}`)).json
-            const stored = (await request(again, 'GET', `/api/chat/messages/${id}/revisions?limit=100`)).json
-            const history = new Map<number, string>([...stored.data.map((r: any) => [r.revision, r.text]), [current.revision, current.text]])
-            assert.deepEqual(stored.data.map((r: any) => r.revision), Array.from({ length: current.revision - 1 }, (_, i) => i + 1), 'revisions are exactly 1..revision-1')
-            for (const [revision, text] of revisions.get(id)!) {
-              assert.equal(history.get(revision), text, `acknowledged revision ${revision} of ${id}`)
-              checkedEdits++
-            }
-          }
-          const listed = (await request(again, 'GET', '/api/agents?limit=100')).json
-          assert.ok(listed.data.every((a: any) => typeof a.name === 'string' && typeof a.config === 'object'))
-          console.log(`crash test (${dialect}): killed after ${acknowledged} acknowledged writes; checked ${agents.size} agents and ${checkedEdits} message revisions after restart`)
-        } finally {
-          second.child.kill('SIGTERM')
-          await once(second.child, 'exit')
+        const again = await servers.start().url
+        for (const [id, name] of agents) {
+          const res = await request(again, 'GET', `/api/agents/${id}`)
+          assert.equal(res.status, 200, `acknowledged agent ${id} is missing`)
+          assert.equal(res.json.name, name)
         }
+        let checkedEdits = 0
+        for (const id of messages) {
+          const current = (await request(again, 'GET', `/api/chat/messages/${id}`)).json
+          const stored = (await request(again, 'GET', `/api/chat/messages/${id}/revisions?limit=100`)).json
+          const history = new Map<number, string>([...stored.data.map((r: any) => [r.revision, r.text]), [current.revision, current.text]])
+          assert.deepEqual(stored.data.map((r: any) => r.revision), Array.from({ length: current.revision - 1 }, (_, i) => i + 1), 'revisions are exactly 1..revision-1')
+          for (const [revision, text] of revisions.get(id)!) {
+            assert.equal(history.get(revision), text, `acknowledged revision ${revision} of ${id}`)
+            checkedEdits++
+          }
+        }
+        const listed = (await request(again, 'GET', '/api/agents?limit=100')).json
+        assert.ok(listed.data.every((a: any) => typeof a.name === 'string' && typeof a.config === 'object'))
+        console.log(`crash test (${dialect}): killed after ${acknowledged} acknowledged writes; checked ${agents.size} agents and ${checkedEdits} message revisions after restart`)
       } finally {
+        await servers.stopAll()
         await database.drop()
       }
     })

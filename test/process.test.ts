@@ -2,44 +2,28 @@
 // one line naming the variable, and the CLI prints a working key as its last word.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
-import { once } from 'node:events'
+import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
+import { startServer } from './child-server.js'
 import { TEST_SECRET_KEY } from './helpers.js'
 
 const tsx = ['--import', 'tsx']
-
-function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, [...tsx, 'src/main.ts'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', TANDEM_SECRET_KEY: TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  const url = new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout })
-    lines.on('line', (line) => {
-      const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-      if (match) resolve(match[1] as string)
-    })
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
-  return { child, url }
-}
 
 describe('the server process', () => {
   const file = join(tmpdir(), `tandem-process-${process.pid}.db`)
 
   it('listens on a free port, serves, and shuts down on SIGTERM with exit code 0', async () => {
-    const { child, url } = startServer({ DATABASE_URL: `sqlite:${file}` })
+    const server = startServer({ DATABASE_URL: `sqlite:${file}`, TANDEM_SECRET_KEY: TEST_SECRET_KEY }, { stderr: 'ignore' })
     try {
-      const base = await url
+      const base = await server.url
       const created = await fetch(`${base}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'live' }) })
       assert.equal(created.status, 201)
       assert.equal((await fetch(`${base}/readyz`)).status, 200)
-      child.kill('SIGTERM')
-      const [code] = await once(child, 'exit')
-      assert.equal(code, 0)
+      assert.equal((await server.stop()).code, 0)
     } finally {
-      child.kill('SIGKILL')
+      await server.stop('SIGKILL')
       for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
     }
   })
@@ -58,14 +42,13 @@ describe('the server process', () => {
       assert.equal(result.status, 0, result.stderr)
       const key = result.stdout.trim().split(/\s+/).pop() as string
       assert.match(key, /^tdm_[A-Za-z0-9_-]{43}$/)
-      const { child, url } = startServer({ DATABASE_URL: `sqlite:${db}`, TANDEM_AUTH: 'required' })
+      const server = startServer({ DATABASE_URL: `sqlite:${db}`, TANDEM_AUTH: 'required', TANDEM_SECRET_KEY: TEST_SECRET_KEY }, { stderr: 'ignore' })
       try {
-        const base = await url
+        const base = await server.url
         assert.equal((await fetch(`${base}/api/agents`)).status, 401)
         assert.equal((await fetch(`${base}/api/agents`, { headers: { authorization: `Bearer ${key}` } })).status, 200)
       } finally {
-        child.kill('SIGTERM')
-        await once(child, 'exit')
+        await server.stop()
       }
       const bad = spawnSync(process.execPath, [...tsx, 'src/cli.ts', 'keys', 'create'], { env, encoding: 'utf8' })
       assert.equal(bad.status, 2)

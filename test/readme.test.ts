@@ -1,16 +1,17 @@
 // The README's examples are tests. To have a block run, put the marker line `<!-- readme-test -->` right
 // above a ```sh block; a ```text block right after it (optional) is its expected output, where `…` stands for
 // any text within a line (ids, timestamps). Marked blocks run in README order in ONE bash session (so
-// variables carry over) in a fresh temporary directory, against a fresh server on `sqlite::memory:` whose
+// variables carry over) in a fresh temporary directory, against a fresh server on a new SQLite file whose
 // URL is in $TANDEM_URL (write `T=${TANDEM_URL:-http://127.0.0.1:3000}` so that readers can copy the block).
+// As for a reader in the repository, `npm run cli …` works there and opens the server's database: `npm` runs
+// with `--prefix <the repository>` and DATABASE_URL is the server's.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
+import { startServer, type ChildServer } from './child-server.js'
 
 const MARKER = '<!-- readme-test -->'
 
@@ -36,22 +37,16 @@ const pattern = (expected: string) =>
   new RegExp('^' + expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^\\n]*?') + '$')
 
 describe('README examples', () => {
-  let server: ChildProcess
+  let server: ChildServer
   let url: string
   const dir = mkdtempSync(join(tmpdir(), 'tandem-readme-'))
+  const databaseUrl = `sqlite:${join(dir, 'tandem.db')}`
   before(async () => {
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: '0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] })
-    url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: server.stdout! }).on('line', (line) => {
-        const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-        if (match) resolve(match[1] as string)
-      })
-      server.on('exit', () => reject(new Error('the server exited')))
-    })
+    server = startServer({ DATABASE_URL: databaseUrl })
+    url = await server.url
   })
   after(async () => {
-    server.kill('SIGTERM')
-    await once(server, 'exit')
+    await server.stop()
     rmSync(dir, { recursive: true, force: true })
   })
 
@@ -62,8 +57,9 @@ describe('README examples', () => {
   it('runs every marked block and gets the output the README shows', () => {
     const blocks = markedBlocks(readFileSync('README.md', 'utf8'))
     const separator = (i: number) => `---readme-block-${i}---`
-    const script = ['set -u', ...blocks.map((block, i) => `${block.script}\necho '${separator(i)}'`)].join('\n')
-    const run = spawnSync('bash', ['-c', script], { cwd: dir, env: { ...process.env, TANDEM_URL: url }, encoding: 'utf8', timeout: 120_000 })
+    const npm = `npm() { command npm --prefix ${JSON.stringify(process.cwd())} "$@"; }`
+    const script = ['set -u', npm, ...blocks.map((block, i) => `${block.script}\necho '${separator(i)}'`)].join('\n')
+    const run = spawnSync('bash', ['-c', script], { cwd: dir, env: { ...process.env, TANDEM_URL: url, DATABASE_URL: databaseUrl }, encoding: 'utf8', timeout: 120_000 })
     assert.equal(run.status, 0, run.stderr)
     let rest = run.stdout
     blocks.forEach((block, i) => {

@@ -2,13 +2,13 @@
 // cause and the variable to change, exit code 1, no stack. And `npm start &` then `kill $!` stops the server.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
+import { startServer } from './child-server.js'
 import { TEST_SECRET_KEY } from './helpers.js'
 
 const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
@@ -83,14 +83,9 @@ describe('npm start refuses to start with one line', { concurrency: false }, () 
   }
 
   it('npm start & kill $!: the server stops with npm', async () => {
-    const child = spawn('npm', ['start', '--silent'], { env: { ...process.env, PORT: '0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] })
-    const url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-        if (match) resolve(match[1] as string)
-      })
-      child.on('exit', () => reject(new Error('exited before listening')))
-    })
+    // Only npm's own exit is awaited (server.stop() would also wait for the server behind it to close its output).
+    const { child, url: listening } = startServer({ DATABASE_URL: 'sqlite::memory:' }, { command: ['npm', 'start', '--silent'] })
+    const url = await listening
     assert.equal((await fetch(`${url}/healthz`)).status, 200)
     child.kill('SIGTERM')
     await once(child, 'exit')

@@ -84,23 +84,3 @@ export async function readSecret(db: Kysely<Database>, workspaceId: string, cred
     .executeTakeFirst()
   return row ? openWithRing({ keyId: row.key_id, ciphertext: row.ciphertext }, row.id) : null
 }
-
-/**
- * Re-encrypts every credential not yet sealed with the vault's current key (all workspaces), in batches of
- * one transaction each. Returns how many were re-encrypted.
- */
-export async function rekeyCredentials(db: Kysely<Database>, vault: Vault, batchSize = 100): Promise<number> {
-  let count = 0
-  for (;;) {
-    const done = await db.transaction().execute(async (trx) => {
-      const rows = await trx.selectFrom('credentials').select(['id', 'key_id', 'ciphertext']).where('key_id', '!=', vault.keyId).orderBy('id').limit(batchSize).execute()
-      for (const row of rows) {
-        const sealed = vault.seal(vault.open({ keyId: row.key_id, ciphertext: row.ciphertext }, row.id), row.id)
-        await trx.updateTable('credentials').set({ key_id: sealed.keyId, ciphertext: sealed.ciphertext }).where('id', '=', row.id).where('key_id', '=', row.key_id).execute()
-      }
-      return rows.length
-    })
-    count += done
-    if (done < batchSize) return count
-  }
-}

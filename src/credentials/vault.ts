@@ -6,7 +6,11 @@
 // a key that lives as long as the process. PostgreSQL without TANDEM_SECRET_KEY never gets here (config.ts).
 //
 // Every key a vault opens joins a process-wide key ring, looked up by key id: readSecret (src/credentials/
-// store.ts) decrypts through it without being handed a vault, whichever part of the service calls it.
+// store.ts) decrypts through it without being handed a vault, whichever part of the service calls it. And
+// buildApp ties its vault to its database (attachVault), so that code handed only a `db` or a transaction of it
+// (the run state machine sealing a push task's token) seals with that app's current key: vaultOf(db).
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -91,6 +95,21 @@ export class Vault {
 /** Decrypts with any key a vault of this process opened. */
 export function openWithRing(sealed: Sealed, aad: string): string {
   return open(ring, sealed, aad)
+}
+
+// A database and its transactions share one adapter object (as in src/jobs/index.ts): it finds the vault of any `db` or `trx`.
+const vaults = new WeakMap<object, Vault>()
+
+/** Ties `vault` to `db` and its transactions (done once, by buildApp). */
+export function attachVault(db: Kysely<Database>, vault: Vault): void {
+  vaults.set(db.getExecutor().adapter, vault)
+}
+
+/** The vault attached to this database (or transaction of it). */
+export function vaultOf(db: Kysely<Database>): Vault {
+  const vault = vaults.get(db.getExecutor().adapter)
+  if (!vault) throw new Error('no vault is attached to this database (attachVault was not called)')
+  return vault
 }
 
 const processKey = randomBytes(32)

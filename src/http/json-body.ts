@@ -9,16 +9,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { validatorCompiler } from './validation.js'
 import { inexactNumbers } from './json-numbers.js'
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE, escapePointer } from './json-text.js'
 import { AppError, type FieldError } from './problem.js'
 
 export const MAX_DEPTH = 64
-
-const OPEN_OBJECT = 0x7b
-const OPEN_ARRAY = 0x5b
-const CLOSE_OBJECT = 0x7d
-const CLOSE_ARRAY = 0x5d
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
 
 /** True when the JSON text nests deeper than `limit` (brackets inside strings do not count). */
 export function nestsDeeperThan(text: string, limit: number): boolean {
@@ -36,8 +30,6 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
   }
   return false
 }
-
-const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
 
 /** JSON Pointers of every string (or key) that holds U+0000. */
 function nulPointers(value: unknown, at = '', found: FieldError[] = []): FieldError[] {

@@ -1,16 +1,8 @@
 // Numbers that JSON.parse would change: 1e400 becomes Infinity (stored as null), 12345678901234567890
 // becomes 12345678901234567000, -0 becomes 0, 1e-400 becomes 0. The service stores what it was sent
 // exactly or refuses it, so each such number is found in the text — in one linear scan — with its pointer.
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, MINUS, OPEN_ARRAY, OPEN_OBJECT, QUOTE, escapePointer } from './json-text.js'
 import type { FieldError } from './problem.js'
-
-const OPEN_OBJECT = 0x7b
-const OPEN_ARRAY = 0x5b
-const CLOSE_OBJECT = 0x7d
-const CLOSE_ARRAY = 0x5d
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const MINUS = 0x2d
 
 // A number can only be changed by parsing if it has an exponent, 16 or more digits in a row, or a minus
 // zero: texts without any of these (nearly every body) skip the scan. Strings may match too; that only
@@ -28,8 +20,6 @@ export function numberProblem(token: string): string | null {
   if (value === 0 && /[1-9]/.test(token.split(/[eE]/)[0] as string)) return 'is too small to be stored (it would become 0)'
   return null
 }
-
-const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
 
 /** Every number of a valid JSON text that parsing would change, with its JSON Pointer. */
 export function inexactNumbers(text: string): FieldError[] {

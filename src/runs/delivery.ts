@@ -15,7 +15,7 @@ import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
-import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, startRun, type DeliveryJob, type Transition } from './machine.js'
+import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, startRun, taskToken, type DeliveryJob, type Transition } from './machine.js'
 import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { readAgentSecret } from './secrets.js'
@@ -74,7 +74,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   }
   const reason = adapter.unavailable(target)
   if (reason) return unavailable(`The agent cannot be called: ${reason}.`)
-  const payload = await buildTaskPayload(db, { task, token: job.token, run, agent, base: publicBase(app) })
+  const payload = await buildTaskPayload(db, { task, token: taskToken(app.vault, job), run, agent, base: publicBase(app) })
   const timeoutMs = app.config.runs.dispatchTimeoutMs
   const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)])
   const client = outboundClient(app)

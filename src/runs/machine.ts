@@ -25,15 +25,20 @@ import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
 import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem } from './schemas.js'
 import { FINISHED_RUN_STATUSES } from './schemas.js'
+import { vaultOf, type Sealed, type Vault } from '../credentials/vault.js'
 
 export const START_JOB = 'runs.start'
 export const DELIVER_JOB = 'runs.deliver'
 export const TIMEOUT_JOB = 'runs.task-timeout'
 
-/** What a delivery job carries. The token lives here (and as a hash in run_tasks) until the job is done. */
+/**
+ * What a delivery job carries. The task's token lives here, sealed by the vault (and as a hash in run_tasks),
+ * until the job is done: the job row never holds it in plaintext. (A plain string: a job enqueued before tokens
+ * were sealed.)
+ */
 export interface DeliveryJob {
   taskId: string
-  token: string
+  token: Sealed | string
   /** 1 for the first delivery; retries count up to TANDEM_DISPATCH_ATTEMPTS. */
   dispatch: number
   /** Set for a scheduled look at a vendor (an adapter's `poll` outcome). */
@@ -42,6 +47,14 @@ export interface DeliveryJob {
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
+
+// The associated data of a sealed task token: bound to its task, and never taken for another kind of secret.
+const tokenAad = (taskId: string) => `task token ${taskId}`
+
+/** The plaintext token of a delivery job (opened with the keys of `vault`, current or previous). */
+export function taskToken(vault: Vault, job: DeliveryJob): string {
+  return typeof job.token === 'string' ? job.token : vault.open(job.token, tokenAad(job.taskId))
+}
 
 export function runProblem(kind: ProblemKind | ProblemCode, detail: string): RunProblem {
   const { type, title, status } = toProblem(kind as ProblemKind, detail)
@@ -176,7 +189,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   })
   await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
   if (delivery === 'push') {
-    const job: DeliveryJob = { taskId, token, dispatch: 1 }
+    const job: DeliveryJob = { taskId, token: vaultOf(t.db).seal(token, tokenAad(taskId)), dispatch: 1 }
     await enqueueJob(t.db, DELIVER_JOB, job, { jobKey: `deliver:${taskId}` })
   }
 }

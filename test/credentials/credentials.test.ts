@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { createApiKey } from '../../src/principals/store.js'
-import { hintOf, readSecret, rekeyCredentials } from '../../src/credentials/store.js'
+import { hintOf, readSecret } from '../../src/credentials/store.js'
+import { CREDENTIAL_SECRETS, WEBHOOK_SECRETS, replaceSealed, reseal } from '../../src/credentials/rekey.js'
 import { Vault, VaultError, keyIdOf } from '../../src/credentials/vault.js'
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
@@ -210,14 +211,44 @@ for (const dialect of dialects()) {
         assert.equal(rotated.open(sealed, row.id), secrets[ids.indexOf(row.id)], 'TANDEM_SECRET_KEY_PREVIOUS decrypts')
         assert.throws(() => onlyNew.open(sealed, row.id), VaultError)
       }
-      assert.equal(await rekeyCredentials(db, rotated, 2), 3)
+      assert.equal(await reseal(db, rotated, CREDENTIAL_SECRETS, 2), 3)
       const sealedNew = await db.selectFrom('credentials').select(['id', 'key_id', 'ciphertext']).orderBy('id').execute()
       for (const row of sealedNew) {
         assert.equal(row.key_id, onlyNew.keyId)
         assert.equal(onlyNew.open({ keyId: row.key_id, ciphertext: row.ciphertext }, row.id), secrets[ids.indexOf(row.id)], 'the new key alone opens it')
       }
-      assert.equal(await rekeyCredentials(db, rotated), 0, 'nothing left to re-encrypt')
+      assert.equal(await reseal(db, rotated, CREDENTIAL_SECRETS), 0, 'nothing left to re-encrypt')
       for (const [i, id] of ids.entries()) assert.equal(await readSecret(db, workspaceId, id), secrets[i])
+    })
+
+    it('rekey re-seals the webhook signing secrets too, in batches', async () => {
+      const db = app.database.db
+      const hooks: Array<{ id: string; secret: string }> = []
+      for (let i = 0; i < 5; i++) hooks.push((await send(app, 'POST', '/api/webhooks', { url: `https://hooks.example.com/${i}`, events: ['*'] })).json())
+      const stored = () => db.selectFrom('webhooks').select(['id', 'secret_key_id', 'secret_ciphertext']).orderBy('id').execute()
+      assert.ok((await stored()).every((r) => r.secret_key_id === keyIdOf(Buffer.from(oldKey, 'base64'))))
+      const rotated = new Vault(Buffer.from(newKey, 'base64'), [Buffer.from(oldKey, 'base64')])
+      const onlyNew = new Vault(Buffer.from(newKey, 'base64'))
+      assert.equal(await reseal(db, rotated, WEBHOOK_SECRETS, 2), 5)
+      for (const row of await stored()) {
+        assert.equal(row.secret_key_id, onlyNew.keyId)
+        assert.equal(onlyNew.open({ keyId: row.secret_key_id, ciphertext: row.secret_ciphertext }, row.id), hooks.find((h) => h.id === row.id)?.secret)
+      }
+      assert.equal(await reseal(db, rotated, WEBHOOK_SECRETS), 0, 'nothing left to re-seal')
+    })
+
+    it('rekey never overwrites a secret changed after it was read (a rotation by a server still on the old key)', async () => {
+      const db = app.database.db
+      const hook = (await send(app, 'POST', '/api/webhooks', { url: 'https://hooks.example.com/race', events: ['*'] })).json()
+      const read = await db.selectFrom('webhooks').select(['secret_key_id', 'secret_ciphertext']).where('id', '=', hook.id).executeTakeFirstOrThrow()
+      const sealedRead = { keyId: read.secret_key_id, ciphertext: read.secret_ciphertext }
+      const rotatedMeanwhile = (await send(app, 'POST', `/api/webhooks/${hook.id}/rotate-secret`)).json().secret
+      const rotated = new Vault(Buffer.from(newKey, 'base64'), [Buffer.from(oldKey, 'base64')])
+      const stale = rotated.seal(rotated.open(sealedRead, hook.id), hook.id)
+      assert.equal(await replaceSealed(db, WEBHOOK_SECRETS, hook.id, sealedRead, stale), false)
+      const now = await db.selectFrom('webhooks').select(['secret_key_id', 'secret_ciphertext']).where('id', '=', hook.id).executeTakeFirstOrThrow()
+      assert.equal(rotated.open({ keyId: now.secret_key_id, ciphertext: now.secret_ciphertext }, hook.id), rotatedMeanwhile)
+      assert.equal(await replaceSealed(db, WEBHOOK_SECRETS, hook.id, { keyId: now.secret_key_id, ciphertext: now.secret_ciphertext }, stale), true)
     })
   })
 }

@@ -1,5 +1,6 @@
-// `credentials rekey` killed (SIGKILL) in the middle: every credential still opens (with the old key or the
-// new one, never half-written), none is lost, and running the command again finishes the job.
+// `credentials rekey` killed (SIGKILL) in the middle — once among the credentials, once among the webhook
+// secrets: every secret still opens (with the old key or the new one, never half-written), none is lost, and
+// running the command again finishes the job.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -7,6 +8,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { dialects, freshDatabase } from '../helpers.js'
+import { sql } from 'kysely'
 import { connect } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
@@ -17,7 +19,7 @@ const COUNT = 4000
 
 for (const dialect of dialects()) {
   describe(`credentials rekey survives SIGKILL (${dialect})`, () => {
-    it('leaves every credential readable and finishes when run again', { timeout: 240000 }, async () => {
+    it('leaves every credential and webhook secret readable and finishes when run again', { timeout: 240000 }, async () => {
       const fresh = await freshDatabase(dialect, { ownDatabase: true })
       const database = connect(fresh.url, { poolSize: 2 })
       const oldKey = randomBytes(32)
@@ -31,35 +33,63 @@ for (const dialect of dialects()) {
         const db = database.db
         const workspaceId = await ensureWorkspace(db, 'default')
         const secrets = new Map<string, string>()
-        const rows = Array.from({ length: COUNT }, (_, i) => {
+        const sealed = (i: number) => {
           const id = newId()
           const secret = `secret-${i}-${randomBytes(8).toString('hex')}`
           secrets.set(id, secret)
-          const sealed = oldVault.seal(secret, id)
-          return { id, workspace_id: workspaceId, name: `c${i}`, hint: '…', key_id: sealed.keyId, ciphertext: sealed.ciphertext, created_at: now(), updated_at: now() }
+          return { id, sealed: oldVault.seal(secret, id) }
+        }
+        const credentials = Array.from({ length: COUNT }, (_, i) => {
+          const { id, sealed: { keyId, ciphertext } } = sealed(i)
+          return { id, workspace_id: workspaceId, name: `c${i}`, hint: '…', key_id: keyId, ciphertext, created_at: now(), updated_at: now() }
         })
-        for (let i = 0; i < rows.length; i += 200) await db.insertInto('credentials').values(rows.slice(i, i + 200)).execute()
+        const webhooks = Array.from({ length: COUNT }, (_, i) => {
+          const { id, sealed: { keyId, ciphertext } } = sealed(i)
+          return {
+            id, workspace_id: workspaceId, url: `https://hooks.example.com/${i}`, events: '["*"]', stream_id: null, description: null, enabled: 1,
+            disabled_reason: null, consecutive_failures: 0, secret_key_id: keyId, secret_ciphertext: ciphertext, created_at: now(), updated_at: now(),
+          }
+        })
+        for (let i = 0; i < COUNT; i += 200) {
+          await db.insertInto('credentials').values(credentials.slice(i, i + 200)).execute()
+          await db.insertInto('webhooks').values(webhooks.slice(i, i + 200)).execute()
+        }
 
-        const countNew = async () => Number((await db.selectFrom('credentials').select((eb) => eb.fn.countAll().as('n')).where('key_id', '=', rotated.keyId).executeTakeFirstOrThrow()).n)
-        const child = rekey()
-        let stderr = ''
-        child.stderr.on('data', (chunk) => (stderr += chunk))
-        const exited = once(child, 'exit')
-        const deadline = Date.now() + 120000
-        while ((await countNew()) === 0 && Date.now() < deadline && child.exitCode === null) await sleep(5)
-        child.kill('SIGKILL')
-        await exited
-        const done = await countNew()
-        console.log(`rekey (${dialect}): killed after ${done} of ${COUNT} credentials were re-encrypted`)
-        assert.ok(done > 0, `the command started re-encrypting: ${stderr}`)
-        assert.ok(done < COUNT, 'killed in the middle (raise COUNT if the machine got faster)')
-
+        const count = (table: 'credentials' | 'webhooks', column: 'key_id' | 'secret_key_id') => async () =>
+          Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where ${sql.ref(column)} = ${rotated.keyId}`.execute(db)).rows[0]?.n)
+        const newCredentials = count('credentials', 'key_id')
+        const newWebhooks = count('webhooks', 'secret_key_id')
+        /** Runs the command and kills it once `started` is above zero; how many `started` counts then. */
+        const killWhen = async (started: () => Promise<number>) => {
+          const child = rekey()
+          let stderr = ''
+          child.stderr.on('data', (chunk) => (stderr += chunk))
+          const exited = once(child, 'exit')
+          const deadline = Date.now() + 120000
+          while ((await started()) === 0 && Date.now() < deadline && child.exitCode === null) await sleep(5)
+          child.kill('SIGKILL')
+          await exited
+          const done = await started()
+          assert.ok(done > 0, `the command started re-encrypting: ${stderr}`)
+          assert.ok(done < COUNT, 'killed in the middle (raise COUNT if the machine got faster)')
+          return done
+        }
         const check = async () => {
-          const stored = await db.selectFrom('credentials').select(['id', 'key_id', 'ciphertext']).execute()
-          assert.equal(stored.length, COUNT)
+          const stored = [
+            ...(await db.selectFrom('credentials').select(['id', 'key_id', 'ciphertext']).execute()),
+            ...(await db.selectFrom('webhooks').select(['id', 'secret_key_id as key_id', 'secret_ciphertext as ciphertext']).execute()),
+          ]
+          assert.equal(stored.length, 2 * COUNT)
           for (const row of stored) assert.equal(rotated.open({ keyId: row.key_id, ciphertext: row.ciphertext }, row.id), secrets.get(row.id))
           return stored
         }
+
+        const credentialsDone = await killWhen(newCredentials)
+        assert.equal(await newWebhooks(), 0, 'webhook secrets come after the credentials')
+        await check()
+        const webhooksDone = await killWhen(newWebhooks)
+        assert.equal(await newCredentials(), COUNT, 'the second run finished the credentials')
+        console.log(`rekey (${dialect}): killed after ${credentialsDone} of ${COUNT} credentials, then after ${webhooksDone} of ${COUNT} webhook secrets`)
         await check()
 
         const again = rekey()
@@ -67,7 +97,7 @@ for (const dialect of dialects()) {
         again.stdout.on('data', (chunk) => (out += chunk))
         const [code] = await once(again, 'exit')
         assert.equal(code, 0)
-        assert.equal(out.trim(), `re-encrypted ${COUNT - done} credentials with key ${rotated.keyId}`)
+        assert.equal(out.trim(), `re-encrypted 0 credentials with key ${rotated.keyId}\nre-encrypted ${COUNT - webhooksDone} webhook secrets with key ${rotated.keyId}`)
         const onlyNew = new Vault(newKey)
         for (const row of await check()) assert.equal(onlyNew.open({ keyId: row.key_id, ciphertext: row.ciphertext }, row.id), secrets.get(row.id))
       } finally {

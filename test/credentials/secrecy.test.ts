@@ -15,6 +15,8 @@ import { ConfigError, loadConfig } from '../../src/config.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { createApiKey } from '../../src/principals/store.js'
 import { Vault, keyIdOf, openVault } from '../../src/credentials/vault.js'
+import { Webhook as Verifier } from 'standardwebhooks'
+import { startReceiver } from '../events/receiver.js'
 
 const SECRET = 'sk-live-NEVER-SHOWN-8f3a9c2e71'
 const SECRET_2 = 'whsec_TWVzc2FnZVNlY3JldFZhbHVlMTIzNDU2'
@@ -166,14 +168,17 @@ describe('vault keys at start-up', () => {
     assert.notEqual(openVault(config).keyId, openVault(loadConfig({ DATABASE_URL: 'sqlite::memory:', TANDEM_SECRET_KEY: TEST_SECRET_KEY })).keyId)
   })
 
-  it('npm run cli -- credentials rekey re-encrypts with the current key; without the old key it stops and says which', async () => {
+  it('npm run cli -- credentials rekey re-encrypts credentials and webhook secrets with the current key; without the old key it stops and says which', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tandem-rekey-'))
     const oldKey = randomBytes(32).toString('base64')
     const newKey = randomBytes(32).toString('base64')
+    const newKeyId = keyIdOf(Buffer.from(newKey, 'base64'))
     const databaseUrl = `sqlite:${join(dir, 'tandem.db')}`
+    const receiver = await startReceiver()
     try {
       const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TANDEM_SECRET_KEY: oldKey }))
       const ids = [(await send(app, 'POST', '/api/credentials', { name: 'a', secret: SECRET })).json().id, (await send(app, 'POST', '/api/credentials', { name: 'b', secret: SECRET_2 })).json().id]
+      const hook = (await send(app, 'POST', '/api/webhooks', { url: receiver.url, events: ['message.created'] })).json()
       await app.close()
       const cli = (env: Record<string, string>) =>
         spawnSync(process.execPath, [...tsx, 'src/cli.ts', 'credentials', 'rekey'], { env: { ...process.env, DATABASE_URL: databaseUrl, TANDEM_SECRET_KEY_PREVIOUS: '', ...env }, encoding: 'utf8' })
@@ -186,19 +191,27 @@ describe('vault keys at start-up', () => {
 
       const done = cli({ TANDEM_SECRET_KEY: newKey, TANDEM_SECRET_KEY_PREVIOUS: oldKey })
       assert.equal(done.status, 0, done.stderr)
-      assert.equal(done.stdout.trim(), `re-encrypted 2 credentials with key ${keyIdOf(Buffer.from(newKey, 'base64'))}`)
-      assert.equal(cli({ TANDEM_SECRET_KEY: newKey, TANDEM_SECRET_KEY_PREVIOUS: oldKey }).stdout.trim(), `re-encrypted 0 credentials with key ${keyIdOf(Buffer.from(newKey, 'base64'))}`)
+      assert.equal(done.stdout.trim(), `re-encrypted 2 credentials with key ${newKeyId}\nre-encrypted 1 webhook secret with key ${newKeyId}`)
+      assert.equal(cli({ TANDEM_SECRET_KEY: newKey, TANDEM_SECRET_KEY_PREVIOUS: oldKey }).stdout.trim(), `re-encrypted 0 credentials with key ${newKeyId}\nre-encrypted 0 webhook secrets with key ${newKeyId}`)
 
-      const reopened = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TANDEM_SECRET_KEY: newKey }))
+      // The previous key dropped: the credentials open, and webhook deliveries are signed with the same secret.
+      const reopened = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TANDEM_SECRET_KEY: newKey, TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }))
       try {
         const onlyNew = new Vault(Buffer.from(newKey, 'base64'))
         const rows = await reopened.database.db.selectFrom('credentials').select(['id', 'key_id', 'ciphertext']).orderBy('id').execute()
         assert.deepEqual(rows.map((r) => onlyNew.open({ keyId: r.key_id, ciphertext: r.ciphertext }, r.id)), [SECRET, SECRET_2])
         assert.deepEqual(rows.map((r) => r.id), ids)
+        await reopened.ready()
+        const stream = (await send(reopened, 'POST', '/api/streams', { name: 'after the rekey' })).json()
+        const text = { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'signed' }] }] }] }
+        assert.equal((await send(reopened, 'POST', `/api/chat/streams/${stream.id}/messages`, { content: text })).statusCode, 201)
+        const [delivered] = await receiver.waitFor(1)
+        assert.equal((new Verifier(hook.secret).verify(delivered?.body as string, delivered?.headers as Record<string, string>) as { type: string }).type, 'message.created')
       } finally {
         await reopened.close()
       }
     } finally {
+      await receiver.close()
       rmSync(dir, { recursive: true, force: true })
     }
   })

@@ -2,13 +2,10 @@
 // PostgreSQL see each other's events, the LISTEN connection reconnects and catches up, SIGTERM is not held up.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import { TEST_SECRET_KEY, build, dialects, freshDatabase, send } from '../helpers.js'
@@ -16,6 +13,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { appendEvent } from '../../src/events/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
+import { startServer } from '../child-server.js'
 import { openEventStream } from './sse-client.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
@@ -132,28 +130,17 @@ if (dialects().includes('postgres')) {
 describe('the server process with open event streams', () => {
   it('SIGTERM ends the open streams and exits 0 promptly', async () => {
     const file = join(tmpdir(), `tandem-events-${process.pid}.db`)
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: `sqlite:${file}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const server = startServer({ DATABASE_URL: `sqlite:${file}` }, { stderr: 'ignore' })
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout }).on('line', (line) => {
-          const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-          if (match) resolve(match[1] as string)
-        })
-        child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
-      })
+      const base = await server.url
       const stream = (await (await fetch(`${base}/api/streams`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 's' }) })).json()) as { id: string }
       const clients = await Promise.all([1, 2].map(() => openEventStream(`${base}/api/streams/${stream.id}/events`)))
       const started = Date.now()
-      child.kill('SIGTERM')
-      const [code] = await once(child, 'exit')
-      assert.equal(code, 0)
+      assert.equal((await server.stop()).code, 0)
       assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`)
       await Promise.all(clients.map((c) => c.ended))
     } finally {
-      child.kill('SIGKILL')
+      await server.stop('SIGKILL')
       for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
     }
   })

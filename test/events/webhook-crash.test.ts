@@ -2,28 +2,11 @@
 // of the request that caused the event, and the deliveries log ends with one success — never lost.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
-import { createInterface } from 'node:readline'
+import { serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
 import { startReceiver } from './receiver.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
-
-function startServer(databaseUrl: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: databaseUrl, TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_WEBHOOK_TIMEOUT_MS: '1000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const url = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-      if (match) resolve(match[1] as string)
-    })
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
-  return { child, url }
-}
 
 const json = (method: string, body?: unknown, headers: Record<string, string> = {}) => ({ method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
@@ -33,18 +16,17 @@ for (const dialect of dialects()) {
     it('SIGKILL while the receiver holds the request: redelivered after restart with the same webhook-id', async () => {
       const database = await freshDatabase(dialect, { ownDatabase: true })
       const receiver = await startReceiver((_request, index) => (index === 0 ? 'hang' : 200))
-      let server = startServer(database.url)
+      const servers = serverGroup({ DATABASE_URL: database.url, TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_WEBHOOK_TIMEOUT_MS: '1000' }, { stderr: 'ignore' })
       try {
+        const server = servers.start()
         const base = await server.url
         const stream = (await (await fetch(`${base}/api/streams`, json('POST', { name: 'crash' }))).json()) as { id: string }
         const hook = (await (await fetch(`${base}/api/webhooks`, json('POST', { url: receiver.url, events: ['message.created'] }))).json()) as { id: string }
         assert.equal((await fetch(`${base}/api/chat/streams/${stream.id}/messages`, json('POST', { content: contentOf('survive') }, { traceparent: TRACEPARENT }))).status, 201)
         const [first] = await receiver.waitFor(1)
-        server.child.kill('SIGKILL')
-        await once(server.child, 'exit')
+        await server.stop('SIGKILL')
 
-        server = startServer(database.url)
-        const again = await server.url
+        const again = await servers.start().url
         const [, second] = await receiver.waitFor(2, 45000)
         assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'])
         assert.equal(second?.body, first?.body)
@@ -59,8 +41,7 @@ for (const dialect of dialects()) {
         assert.equal(log[0]?.status, 'succeeded')
         assert.equal(log[0]?.id, first?.headers['webhook-id'])
       } finally {
-        server.child.kill('SIGTERM')
-        await once(server.child, 'exit').catch(() => undefined)
+        await servers.stopAll()
         await receiver.close()
         await database.drop()
       }

@@ -4,27 +4,9 @@
 // original response — on SQLite and on PostgreSQL.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { createInterface } from 'node:readline'
 import { connect } from '../../src/db/connect.js'
+import { startServer } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
-
-function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const url = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-      if (match) resolve(match[1] as string)
-    })
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
-  url.catch(() => {})
-  return { child, url }
-}
 
 const post = (base: string, name: string, key: string) =>
   fetch(`${base}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ name }) })
@@ -51,8 +33,7 @@ for (const dialect of dialects()) {
       try {
         const crashing = startServer({ DATABASE_URL: database.url, TANDEM_TEST_FAULT: 'idempotency:before-store' })
         await assert.rejects(post(await crashing.url, 'Crash', 'crash-inside'))
-        const [, signal] = await once(crashing.child, 'exit')
-        assert.equal(signal, 'SIGKILL')
+        assert.equal((await crashing.exited).signal, 'SIGKILL')
 
         const server = startServer({ DATABASE_URL: database.url })
         try {
@@ -74,8 +55,7 @@ for (const dialect of dialects()) {
           assert.equal(await replay.text(), created)
           assert.deepEqual(await agentsNamed(base, 'Crash'), [JSON.parse(created).id])
         } finally {
-          server.child.kill('SIGTERM')
-          await once(server.child, 'exit')
+          await server.stop()
         }
       } finally {
         await database.drop()
@@ -87,7 +67,7 @@ for (const dialect of dialects()) {
       try {
         const crashing = startServer({ DATABASE_URL: database.url, TANDEM_TEST_FAULT: 'idempotency:after-commit' })
         await assert.rejects(post(await crashing.url, 'Committed', 'crash-after'))
-        await once(crashing.child, 'exit')
+        await crashing.exited
 
         const server = startServer({ DATABASE_URL: database.url })
         try {
@@ -101,8 +81,7 @@ for (const dialect of dialects()) {
           assert.equal(((await retry.json()) as { id: string }).id, ids[0])
           assert.deepEqual(await agentsNamed(base, 'Committed'), ids)
         } finally {
-          server.child.kill('SIGTERM')
-          await once(server.child, 'exit')
+          await server.stop()
         }
       } finally {
         await database.drop()

@@ -2,36 +2,20 @@
 // route template, status and duration); without it, none.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { createInterface } from 'node:readline'
+import { startServer } from '../child-server.js'
 
 async function requestLines(env: Record<string, string>): Promise<Array<Record<string, unknown>>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines: Array<Record<string, unknown>> = []
-  const url = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const entry = JSON.parse(line) as Record<string, unknown>
-      lines.push(entry)
-      const match = /Tandem listening on (http:\/\/\S+)/.exec(String(entry.msg))
-      if (match) resolve(match[1] as string)
-    })
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
+  const server = startServer({ DATABASE_URL: 'sqlite::memory:', ...env })
   try {
-    const base = await url
+    const base = await server.url
     const created = await fetch(`${base}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Logged' }) })
     const { id } = (await created.json()) as { id: string }
     assert.equal((await fetch(`${base}/api/agents/${id}?x=1`)).status, 200)
-    child.kill('SIGTERM')
-    await once(child, 'exit')
+    await server.stop()
   } finally {
-    child.kill('SIGKILL')
+    await server.stop('SIGKILL')
   }
-  return lines.filter((line) => line.msg === 'request')
+  return server.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'request')
 }
 
 describe('access logs', () => {

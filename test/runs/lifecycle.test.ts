@@ -4,8 +4,12 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { randomBytes } from 'node:crypto'
+import { Vault, VaultError } from '../../src/credentials/vault.js'
+import { taskToken } from '../../src/runs/machine.js'
 import { build, dialects, send } from '../helpers.js'
-import { startAgentServer, waitFor, type AgentServer } from './agent-server.js'
+import { startAgentServer, waitFor, type AgentServer, type Delivery } from './agent-server.js'
 import { NIL, createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
 
 for (const dialect of dialects()) {
@@ -158,6 +162,44 @@ for (const dialect of dialects()) {
       }
     })
 
+    it('keeps a push task\'s token sealed in its delivery job, never in plaintext; a retry carries the same token, which answers', async () => {
+      let release = () => {}
+      const released = new Promise<void>((resolve) => (release = resolve))
+      let count = 0
+      const flaky = await startAgentServer(async () => {
+        if (++count === 1) return { status: 503 }
+        await released // the retry's job is running meanwhile: its row is read
+        return { status: 202 }
+      })
+      try {
+        const flakyId = await createAgent(app, { endpointUrl: flaky.url })
+        const cycleId = await createCycle(app, streamId, [{ agentId: flakyId }])
+        const run = await startRun(app, streamId, cycleId)
+        const [first, second] = (await waitFor(() => (flaky.deliveries.length >= 2 ? flaky.deliveries : undefined), 15000, 'a retried delivery')) as [Delivery, Delivery]
+        const { id: taskId } = first.body.task
+        const { token } = first.body.result
+        assert.match(token, /^tdt_/)
+        assert.equal(second.body.result.token, token, 'the retry carries the same token')
+
+        const payloads = dialect === 'postgres'
+          ? (await sql<{ payload: string }>`select payload::text as payload from graphile_worker._private_jobs`.execute(app.database.db)).rows.map((r) => r.payload)
+          : (await app.database.db.selectFrom('jobs').select('payload').execute()).map((r) => r.payload)
+        const jobs = payloads.map((p) => JSON.parse(p)).filter((p) => p.taskId === taskId)
+        assert.ok(jobs.some((job) => typeof job.token?.keyId === 'string' && typeof job.token?.ciphertext === 'string'), JSON.stringify(jobs))
+        assert.ok(payloads.every((p) => !p.includes(token) && !p.includes(token.slice(4))), 'no job row holds the token')
+        const task = await app.database.db.selectFrom('run_tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow()
+        assert.ok(!JSON.stringify(task).includes(token.slice(4)), 'the task row holds only its hash')
+
+        release()
+        const ok = await send(app, 'POST', `/api/tasks/${taskId}/result`, { output: { text: 'answered later' } }, { authorization: `Bearer ${token}` })
+        assert.equal(ok.statusCode, 200, ok.body)
+        assert.equal((await runIn(app, run.id, 'succeeded')).phases[0].output.text, 'answered later')
+      } finally {
+        release()
+        await flaky.close()
+      }
+    })
+
     it('an error answer fails the phase and the run with agent-failed quoting it', async () => {
       const failing = await startAgentServer(() => ({ status: 200, body: { error: { detail: 'model overloaded' } } }))
       try {
@@ -213,3 +255,13 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+describe('delivery jobs enqueued before tokens were sealed', () => {
+  it('still deliver their plaintext token; sealed ones open with the vault, bound to their task', () => {
+    const vault = new Vault(randomBytes(32))
+    assert.equal(taskToken(vault, { taskId: 't1', token: 'tdt_plain', dispatch: 1 }), 'tdt_plain')
+    const job = { taskId: 't1', token: vault.seal('tdt_sealed', 'task token t1'), dispatch: 1 }
+    assert.equal(taskToken(vault, job), 'tdt_sealed')
+    assert.throws(() => taskToken(vault, { ...job, taskId: 't2' }), VaultError)
+  })
+})

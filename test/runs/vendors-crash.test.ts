@@ -4,10 +4,8 @@
 // is posted once.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { once } from 'node:events'
-import { createInterface } from 'node:readline'
+import { request, serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
 import { SECRET } from '../fakes/vendors/context.js'
 import { startCursorFake } from '../fakes/vendors/cursor.js'
@@ -15,37 +13,6 @@ import { startDirectLineFake } from '../fakes/vendors/direct-line.js'
 import { waitFor } from './agent-server.js'
 
 const SECRET_KEY = randomBytes(32).toString('base64')
-
-function startServer(databaseUrl: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: databaseUrl,
-      TANDEM_AUTH: 'local',
-      TANDEM_SECRET_KEY: SECRET_KEY,
-      TANDEM_POLL_INTERVAL_MS: '200',
-      TANDEM_DISPATCH_TIMEOUT_MS: '5000',
-      TANDEM_WORKERS: '2',
-      TANDEM_EGRESS_ALLOW: '127.0.0.0/8',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const url = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const match = /Tandem listening on (http:\/\/[^"\s]+)/.exec(line)
-      if (match) resolve(match[1] as string)
-    })
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
-  return { child, url }
-}
-
-async function request(base: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(base + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined })
-  return { status: res.status, json: (await res.json().catch(() => null)) as any }
-}
 
 async function created(base: string, path: string, body: unknown): Promise<any> {
   const res = await request(base, 'POST', path, body)
@@ -103,11 +70,18 @@ for (const dialect of dialects()) {
       it(`${vendor.providerType}: a SIGKILL while waiting loses nothing and starts nothing twice`, { timeout: 120000 }, async () => {
         const database = await freshDatabase(dialect, { ownDatabase: true })
         const fake = await vendor.start()
-        let first: ReturnType<typeof startServer> | undefined
-        let second: ReturnType<typeof startServer> | undefined
+        const servers = serverGroup({
+          DATABASE_URL: database.url,
+          TANDEM_AUTH: 'local',
+          TANDEM_SECRET_KEY: SECRET_KEY,
+          TANDEM_POLL_INTERVAL_MS: '200',
+          TANDEM_DISPATCH_TIMEOUT_MS: '5000',
+          TANDEM_WORKERS: '2',
+          TANDEM_EGRESS_ALLOW: '127.0.0.0/8',
+        })
         try {
           vendor.keepWorking()
-          first = startServer(database.url)
+          const first = servers.start()
           const base = await first.url
           const stream = await created(base, '/api/streams', { name: 'crash' })
           const credential = await created(base, '/api/credentials', { name: 'vendor key', secret: SECRET })
@@ -121,14 +95,12 @@ for (const dialect of dialects()) {
 
           // Kill the service between two polls, once the vendor has been looked at twice.
           await waitFor(async () => (vendor.looks() >= 2 ? true : undefined), 30000, 'two polls')
-          first.child.kill('SIGKILL')
-          await once(first.child, 'exit')
+          await first.stop('SIGKILL')
           assert.equal(vendor.started(), 1)
           const looksBefore = vendor.looks()
           vendor.finish('Done after the crash.')
 
-          second = startServer(database.url)
-          const again = await second.url
+          const again = await servers.start().url
           const done = await waitFor(async () => {
             const res = await request(again, 'GET', `/api/runs/${run.id}`)
             return ['succeeded', 'failed'].includes(res.json?.status) ? res.json : undefined
@@ -140,12 +112,7 @@ for (const dialect of dialects()) {
           const messages = (await request(again, 'GET', `/api/chat/streams/${stream.id}/messages`)).json.data
           assert.equal(messages.filter((m: any) => m.authorType === 'agent').length, 1, 'the answer was posted once')
         } finally {
-          for (const server of [first, second]) {
-            if (!server || server.child.exitCode !== null || server.child.signalCode !== null) continue
-            const exited = once(server.child, 'exit')
-            server.child.kill('SIGKILL')
-            await exited
-          }
+          await servers.stopAll('SIGKILL')
           await fake.close()
           await database.drop()
         }
