@@ -11,6 +11,7 @@ import * as runs from './migrations/0016_runs.js'
 import * as events from './migrations/0020_events.js'
 import * as webhooks from './migrations/0021_webhooks.js'
 import * as agentSearch from './migrations/0035_agent_search.js'
+import * as agentSearchScoring from './migrations/0036_agent_search_scoring.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0020_events': events,
   '0021_webhooks': webhooks,
   '0035_agent_search': agentSearch,
+  '0036_agent_search_scoring': agentSearchScoring,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
