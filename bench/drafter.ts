@@ -4,6 +4,7 @@
 // Then the service: hostile refines on 100 long-named phases (CPU of the engine, and wall time through the
 // route on the worker pool while /healthz is polled), and the median draft in a workspace of 20,000 agents
 // (SQLite; PostgreSQL too when BENCH_POSTGRES_URL or TANDEM_TEST_POSTGRES_URL is set).
+// BENCH_DRAFTER=scale runs only the last part (the 20,000-agent workspace).
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
@@ -14,7 +15,7 @@ import { draftBuiltin } from '../src/cycles/drafter/builtin.js'
 import { splitSteps, splitTrigger } from '../src/cycles/drafter/steps.js'
 import { DEFAULT_WORKSPACE } from '../src/workspaces/store.js'
 import { ADVERSARIAL, longPhases } from '../test/cycles/fixtures/adversarial.js'
-import { freshDatabase, type Dialect } from '../test/helpers.js'
+import { freshDatabase, TEST_SECRET_KEY, type Dialect } from '../test/helpers.js'
 
 const examples = JSON.parse(readFileSync(new URL('../test/cycles/fixtures/examples.json', import.meta.url), 'utf8'))
 const agents = examples.agents.map((a: { name: string; instructions: string; capabilities?: { tools?: string[] } }, i: number) => ({
@@ -50,54 +51,58 @@ function cpuMicros(run: () => unknown, prompt: string): number {
   return (used.user + used.system) / iterations
 }
 
-// Warm the JIT on every size before measuring any.
-for (const bytes of [2000, 10000, 100000]) for (let i = 0; i < 2_000_000 / bytes; i++) draftBuiltin({ mode: 'generate', prompt: promptOf(bytes), agents })
+const onlyScale = process.env.BENCH_DRAFTER === 'scale'
 
-const names = agents.map((a: { name: string }) => a.name.toLowerCase())
-const rows = []
-for (const bytes of [1000, 2000, 10000, 50000, 100000]) {
-  const prompt = promptOf(bytes)
-  const draft = cpuMicros(() => draftBuiltin({ mode: 'generate', prompt, agents }), prompt)
-  const read = cpuMicros(() => splitSteps(splitTrigger(prompt).body, names), prompt)
-  rows.push({
-    prompt: `generate ${bytes / 1000} KB`,
-    steps: splitSteps(splitTrigger(prompt).body, names).length,
-    'draft CPU ms': +(draft / 1000).toFixed(3),
-    'read steps CPU ms': +(read / 1000).toFixed(3),
-    'read µs per KB': +(read / (bytes / 1000)).toFixed(1),
-  })
-}
-const refinePrompt = 'Add a step after Draft reply to proofread the reply. Rename Triage to Intake. Move Send reply before Draft reply. Let Translator handle the first phase.'
-const current = draftBuiltin({ mode: 'generate', prompt: promptOf(2000), agents }).draft
-const refine = cpuMicros(() => draftBuiltin({ mode: 'refine', prompt: refinePrompt, current, agents }), refinePrompt)
-rows.push({ prompt: 'refine: 4 instructions on 40 phases', steps: 4, 'draft CPU ms': +(refine / 1000).toFixed(3), 'read steps CPU ms': 0, 'read µs per KB': 0 })
-let worst = { name: '', ms: 0 }
-for (const [name, prompt] of Object.entries(ADVERSARIAL)) {
-  for (const mode of ['generate', 'refine'] as const) {
-    const micros = cpuMicros(() => draftBuiltin({ mode, prompt, current, agents }), prompt)
-    if (micros / 1000 > worst.ms) worst = { name: `${mode} ${name}`, ms: micros / 1000 }
-  }
-}
-console.table(rows)
-console.log(`Slowest of ${Object.keys(ADVERSARIAL).length * 2} adversarial 100 KB drafts (test/cycles/adversarial.test.ts): ${worst.name}, ${worst.ms.toFixed(1)} ms CPU`)
-console.log('Only the first 100 steps become phases (our bound); reading the steps touches every byte, so its cost per KB shows the scaling.')
+// Warm the JIT on every size before measuring any.
+if (!onlyScale) for (const bytes of [2000, 10000, 100000]) for (let i = 0; i < 2_000_000 / bytes; i++) draftBuiltin({ mode: 'generate', prompt: promptOf(bytes), agents })
 
 // Hostile refines (security issue, item 1) on 100 phases with 200-character names: engine CPU per draft.
 const hundred = longPhases(agents[0].id)
 const HOSTILE = { drops: ADVERSARIAL.drops, calls: ADVERSARIAL.calls, swaps: ADVERSARIAL.swaps } as Record<string, string>
-const hostileRows = Object.entries(HOSTILE).map(([name, prompt]) => ({
-  'hostile refine (100 long phases)': name,
-  'prompt KB': Math.round(prompt.length / 1000),
-  'draft CPU ms': +(cpuMicros(() => draftBuiltin({ mode: 'refine', prompt, current: hundred, agents }), prompt) / 1000).toFixed(1),
-}))
-console.table(hostileRows)
+if (!onlyScale) {
+  const names = agents.map((a: { name: string }) => a.name.toLowerCase())
+  const rows = []
+  for (const bytes of [1000, 2000, 10000, 50000, 100000]) {
+    const prompt = promptOf(bytes)
+    const draft = cpuMicros(() => draftBuiltin({ mode: 'generate', prompt, agents }), prompt)
+    const read = cpuMicros(() => splitSteps(splitTrigger(prompt).body, names), prompt)
+    rows.push({
+      prompt: `generate ${bytes / 1000} KB`,
+      steps: splitSteps(splitTrigger(prompt).body, names).length,
+      'draft CPU ms': +(draft / 1000).toFixed(3),
+      'read steps CPU ms': +(read / 1000).toFixed(3),
+      'read µs per KB': +(read / (bytes / 1000)).toFixed(1),
+    })
+  }
+  const refinePrompt = 'Add a step after Draft reply to proofread the reply. Rename Triage to Intake. Move Send reply before Draft reply. Let Translator handle the first phase.'
+  const current = draftBuiltin({ mode: 'generate', prompt: promptOf(2000), agents }).draft
+  const refine = cpuMicros(() => draftBuiltin({ mode: 'refine', prompt: refinePrompt, current, agents }), refinePrompt)
+  rows.push({ prompt: 'refine: 4 instructions on 40 phases', steps: 4, 'draft CPU ms': +(refine / 1000).toFixed(3), 'read steps CPU ms': 0, 'read µs per KB': 0 })
+  let worst = { name: '', ms: 0 }
+  for (const [name, prompt] of Object.entries(ADVERSARIAL)) {
+    for (const mode of ['generate', 'refine'] as const) {
+      const micros = cpuMicros(() => draftBuiltin({ mode, prompt, current, agents }), prompt)
+      if (micros / 1000 > worst.ms) worst = { name: `${mode} ${name}`, ms: micros / 1000 }
+    }
+  }
+  console.table(rows)
+  console.log(`Slowest of ${Object.keys(ADVERSARIAL).length * 2} adversarial 100 KB drafts (test/cycles/adversarial.test.ts): ${worst.name}, ${worst.ms.toFixed(1)} ms CPU`)
+  console.log('Only the first 100 steps become phases (our bound); reading the steps touches every byte, so its cost per KB shows the scaling.')
+
+  const hostileRows = Object.entries(HOSTILE).map(([name, prompt]) => ({
+    'hostile refine (100 long phases)': name,
+    'prompt KB': Math.round(prompt.length / 1000),
+    'draft CPU ms': +(cpuMicros(() => draftBuiltin({ mode: 'refine', prompt, current: hundred, agents }), prompt) / 1000).toFixed(1),
+  }))
+  console.table(hostileRows)
+}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] as number
 
 async function service(dialect: Dialect) {
   const database = await freshDatabase(dialect)
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_AUTH: 'local' }), { connect: { schema: database.schema, poolSize: 4 } })
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, TANDEM_AUTH: 'local', TANDEM_SECRET_KEY: TEST_SECRET_KEY }), { connect: { schema: database.schema, poolSize: 4 } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   return { app, url, close: async () => { await app.close(); await database.drop() } }
@@ -109,7 +114,7 @@ async function post(url: string, body: unknown) {
 }
 
 // Hostile drafts through the route (worker pool) while /healthz is polled every 5 ms.
-{
+if (!onlyScale) {
   const { url, close } = await service('sqlite')
   const stream = (await post(`${url}/api/streams`, { name: 'bench' })).json.id
   await post(`${url}/api/cycles/streams/${stream}/cycles/draft`, { mode: 'generate', prompt: 'Warm up the pool.' })
@@ -187,5 +192,5 @@ for (const dialect of (postgresUrl ? ['sqlite', 'postgres'] : ['sqlite']) as Dia
     if (status !== 200) throw new Error(`draft answered ${status}`)
   }
   await close()
-  console.log(`${dialect}: 20,000 agents (created in ${(setup / 1000).toFixed(1)} s); 100 drafts: median ${median(times).toFixed(1)} ms, p90 ${percentile(times, 0.9).toFixed(1)} ms`)
+  console.log(`${dialect}: 20,000 agents (created in ${(setup / 1000).toFixed(1)} s); 100 drafts: median ${median(times).toFixed(1)} ms, p90 ${percentile(times, 0.9).toFixed(1)} ms, p95 ${percentile(times, 0.95).toFixed(1)} ms`)
 }

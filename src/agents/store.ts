@@ -1,11 +1,11 @@
 // Agent storage: rows of the `agents` table ↔ API agents, always scoped to one workspace.
-import type { Expression, Kysely, Selectable } from 'kysely'
+import { PostgresAdapter, sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import type { AgentTable } from './agents.table.js'
 import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
-import { indexAgentForSearch, searchAgentIds, unindexAgentForSearch } from './search.js'
+import { indexAgentForSearch, namedAgentIds, searchAgents, unindexAgentForSearch, type SearchTerm } from './search.js'
 import { agentChanged } from '../cycles/drafter/agent-changes.js'
 
 /** Runs `work` in the caller's transaction, or in a new one: an agent and its search entry are written together. */
@@ -95,18 +95,30 @@ export async function listAgents(db: Kysely<Database>, workspaceId: string, limi
 }
 
 /**
- * What the drafter knows of the agents it may assign: the workspace's agents whose name, tools or
- * instructions hold any of `terms.words`, or whose name or tools hold any of `terms.related` (full-text search, best matches first, any agent of the workspace can be
- * found), and those of `alsoIds` that are the workspace's (the agents of a cycle being refined).
+ * What the drafter knows of the agents it may assign: the workspace's agents that the texts of `plan.names`
+ * name (search.ts namedAgentIds); for each query of `plan.queries` (one per text the drafter will match agents
+ * against, cycles/drafter/plan.ts), the workspace's agents it will score best for it (search.ts searchAgents:
+ * full-text search, any agent of the workspace can be found); and those of `alsoIds` that are the workspace's
+ * (the agents of a cycle being refined) — only what the drafter reads of them.
  */
-export async function listDraftingAgents(db: Kysely<Database>, workspaceId: string, terms: { words: string[]; related: string[] }, alsoIds: string[] = []) {
-  const ids = [...new Set([...(await searchAgentIds(db, workspaceId, terms.words, terms.related)), ...alsoIds])]
+export async function listDraftingAgents(db: Kysely<Database>, workspaceId: string, plan: { queries: SearchTerm[][]; names: string[][] }, alsoIds: string[] = []) {
+  const [named, found] = await Promise.all([namedAgentIds(db, workspaceId, plan.names), searchAgents(db, workspaceId, plan.queries)])
+  const ids = [...new Set([...named, ...found, ...alsoIds])]
   if (ids.length === 0) return []
-  const rows = await db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+  const { rows } = db.getExecutor().adapter instanceof PostgresAdapter
+    ? await sql<DraftingRow>`select id, name, instructions, tools from agents where workspace_id = ${workspaceId} and id = any(array(select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)))`.execute(db)
+    : await sql<DraftingRow>`select id, name, instructions, tools from agents where workspace_id = ${workspaceId} and id in (select value from json_each(${JSON.stringify(ids)}))`.execute(db)
   const rank = new Map(ids.map((id, i) => [id, i]))
   return rows
     .sort((a, b) => (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0))
     .map((row) => ({ id: row.id, name: row.name, instructions: row.instructions, tools: JSON.parse(row.tools) as string[] }))
+}
+
+interface DraftingRow {
+  id: string
+  name: string
+  instructions: string | null
+  tools: string
 }
 
 /** Applies a partial update in one statement: `capabilities` merges field by field, `config` is replaced. */

@@ -11,7 +11,7 @@ import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle
 import { insertCycle, findCycle, listCycles } from './store.js'
 import type { Drafter } from './drafter/types.js'
 import { finishDraft, UnfinishableDraftError } from './drafter/finish.js'
-import { searchTermsOffLoop } from './drafter/builtin.js'
+import { searchPlanOffLoop } from './drafter/builtin.js'
 
 export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -41,7 +41,9 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           throw new AppError('unprocessable', '`refine` edits an existing cycle: send it as `current`.', [{ pointer: '/current', detail: 'is required when mode is refine' }])
         }
         const assigned = [...new Set((current?.phasesTemplate ?? []).map((p) => p.agentId.toLowerCase()).filter((id) => id !== NIL_UUID))]
-        const agents = await listDraftingAgents(db, workspaceId, await searchTermsOffLoop(prompt), assigned)
+        const plan = await searchPlanOffLoop({ mode, prompt, current })
+        const queries = plan.queries.map((terms) => terms.map(([word, factor, nameOnly]) => ({ word, factor, nameOnly })))
+        const agents = await listDraftingAgents(db, workspaceId, { queries, names: plan.names }, assigned)
         request.log.debug({ streamId: stream.id, mode, engine: drafter.name }, 'drafting')
         const outcome = await drafter.draft({ mode, prompt, current, agents })
         try {

@@ -12,6 +12,7 @@ import * as events from './migrations/0020_events.js'
 import * as webhooks from './migrations/0021_webhooks.js'
 import * as agentSearch from './migrations/0035_agent_search.js'
 import * as traceContext from './migrations/0036_trace_context.js'
+import * as agentSearchScoring from './migrations/0037_agent_search_scoring.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0021_webhooks': webhooks,
   '0035_agent_search': agentSearch,
   '0036_trace_context': traceContext,
+  '0037_agent_search_scoring': agentSearchScoring,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

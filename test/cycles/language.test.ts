@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { draftBuiltin } from '../../src/cycles/drafter/builtin.js'
 import { AgentIndex, indexCacheStats } from '../../src/cycles/drafter/assign.js'
 import { agentChanged } from '../../src/cycles/drafter/agent-changes.js'
-import { isVerb, baseVerb, searchTerms, splitSentences } from '../../src/cycles/drafter/language.js'
+import { isVerb, baseVerb, splitSentences, words, workTerms } from '../../src/cycles/drafter/language.js'
 import { agentiveVerb } from '../../src/cycles/drafter/lexicon.js'
 import { splitSteps } from '../../src/cycles/drafter/steps.js'
 import type { CycleDefinition } from '../../src/cycles/schemas.js'
@@ -100,11 +100,17 @@ describe('language layer', () => {
     assert.equal(refine('Make it manual.').draft.triggerName, 'manual', '"it" with nothing touched before is the cycle')
   })
 
-  it('search terms carry base forms, synonyms and agentive nouns to the full-text index', () => {
-    const { words, related } = searchTerms('Translating the notes; look up prices.')
-    for (const term of ['translating', 'translate', 'notes', 'prices', 'research']) assert.ok(words.includes(term), term)
-    assert.ok(related.includes('translator'))
-    assert.ok(!words.includes('the'))
+  it('search terms carry base forms, synonyms and agentive nouns to the full-text index, with the scorer\'s factors', () => {
+    const terms = (text: string) => new Map(workTerms(words(text), 2).map((t) => [`${t.word}${t.nameOnly ? ' (name only)' : ''}`, t.factor]))
+    const writing = terms('Writing the notes, then look up prices.')
+    assert.equal(writing.get('writing'), 2, 'the main verb counts double')
+    assert.equal(writing.get('notes'), 1)
+    assert.equal(writing.get('writer (name only)'), 2, 'an agentive noun, for agents known by name alone')
+    assert.equal(writing.get('copywriter (name only)'), 2)
+    assert.ok(!writing.has('the'))
+    assert.ok(!writing.has('write'), 'one word per stem')
+    assert.equal(terms('Look up prices.').get('research'), 2, 'a phrasal verb\'s synonyms')
+    assert.equal(terms('Analyse the data.').get('compute'), 1, 'a synonym counts half')
   })
 })
 

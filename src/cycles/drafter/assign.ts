@@ -15,7 +15,7 @@ const NAME_WEIGHT = 3
 const TOOL_WEIGHT = 2
 const INSTRUCTION_WEIGHT = 1
 // The step's own verb says what work it is: its match counts double.
-const VERB_FACTOR = 2
+export const VERB_FACTOR = 2
 /** Below this a match is a coincidence of one common word: no agent fits. */
 export const MATCH_THRESHOLD = 2
 
@@ -35,9 +35,9 @@ export interface Match {
 // agent is dropped when it is changed or deleted (agent-changes.ts).
 const INDEX_CACHE_CHARACTERS = 4_000_000
 // Only so much of an agent is read: a name, the start of its instructions, its first tools.
-const MAX_INDEXED_INSTRUCTIONS = 4000
-const MAX_INDEXED_TOOLS = 50
-const MAX_INDEXED_TOOL = 200
+export const MAX_INDEXED_INSTRUCTIONS = 4000
+export const MAX_INDEXED_TOOLS = 50
+export const MAX_INDEXED_TOOL = 200
 const indexed = new Map<string, { entry: IndexedAgent; weight: number }>()
 let cachedCharacters = 0
 

@@ -7,7 +7,7 @@ import { newId } from '../../ids.js'
 import { AgentIndex } from './assign.js'
 import { generateCycle } from './generate.js'
 import { refineCycle } from './refine/index.js'
-import type { SearchTerms } from './language.js'
+import type { PlanRequest, SearchPlan } from './plan.js'
 import type { Drafter, DraftOutcome, DraftRequest } from './types.js'
 import type { WorkerTask } from './worker.js'
 
@@ -51,9 +51,9 @@ export function createBuiltinDrafter(options: BuiltinOptions = {}): Drafter {
   }
 }
 
-/** The words to search a workspace's agents by for a prompt (language.ts searchTerms), worked out on the pool. */
-export async function searchTermsOffLoop(prompt: string, deadlineMs = DEFAULT_DRAFT_DEADLINE_MS): Promise<SearchTerms> {
-  return (await runOffLoop({ kind: 'terms', prompt }, deadlineMs)) as SearchTerms
+/** What to search a workspace's agents by for a draft (plan.ts), worked out on the pool. */
+export async function searchPlanOffLoop(request: PlanRequest, deadlineMs = DEFAULT_DRAFT_DEADLINE_MS): Promise<SearchPlan> {
+  return (await runOffLoop({ kind: 'plan', request }, deadlineMs)) as SearchPlan
 }
 
 async function runOffLoop(task: WorkerTask, deadlineMs: number): Promise<unknown> {

@@ -1,7 +1,7 @@
 // The small amount of English the builtin drafter knows: words, stems, verbs, handles and slugs.
 // Every regular expression here is linear: no nested quantifiers, so a 100 KB prompt costs 100× a 1 KB one.
 import { stemmer } from 'stemmer'
-import { agentiveForms, agentiveVerb, isAbbreviation, PHRASAL, synonymsOf, synonymWords, verbLemma } from './lexicon.js'
+import { agentiveNouns, agentiveVerb, isAbbreviation, PHRASAL, synonymsOf, synonymWords, verbLemma } from './lexicon.js'
 
 export const DETERMINERS = new Set(['a', 'an', 'the', 'each', 'every', 'any', 'all'])
 
@@ -120,7 +120,16 @@ const SYNONYM_FACTOR = 0.5
  */
 export function workStems(ws: string[], verbFactor: number): Map<string, number> {
   const stems = new Map<string, number>()
-  const add = (s: string, factor: number) => stems.set(s, Math.max(stems.get(s) ?? 0, factor))
+  eachWorkStem(ws, verbFactor, (s, factor) => stems.set(s, Math.max(stems.get(s) ?? 0, factor)))
+  return stems
+}
+
+/** Visits the stems of workStems, each with its factor and the word it is the stem of (a step may repeat a stem). */
+function eachWorkStem(ws: string[], verbFactor: number, visit: (stem: string, factor: number, word: string) => void): void {
+  const synonyms = (word: string, factor: number) => {
+    const words = synonymWords(word)
+    synonymsOf(word).forEach((s, k) => visit(s, factor, words[k] as string))
+  }
   let verbSeen = false
   for (let i = 0; i < ws.length; i++) {
     const w = ws[i] as string
@@ -132,18 +141,56 @@ export function workStems(ws: string[], verbFactor: number): Map<string, number>
     if (isMainVerb) verbSeen = true
     const factor = isMainVerb ? verbFactor : 1
     if (phrasal) {
-      for (const s of synonymsOf(phrasal)) add(s, factor)
+      synonyms(phrasal, factor)
       i++
       continue
     }
     if (STOPWORDS.has(w) || /^\d+$/.test(w)) continue
-    if (w.includes('-')) for (const part of w.split('-')) add(stem(part), factor)
-    else add(stem(w), factor)
+    if (w.includes('-')) for (const part of w.split('-')) visit(stem(part), factor, part)
+    else visit(stem(w), factor, w)
     const lemma = isMainVerb ? (verbLemma(w) ?? w) : w
-    if (lemma !== w) add(stem(lemma), factor)
-    for (const s of synonymsOf(lemma)) add(s, factor * SYNONYM_FACTOR)
+    if (lemma !== w) visit(stem(lemma), factor, lemma)
+    synonyms(lemma, factor * SYNONYM_FACTOR)
   }
-  return stems
+}
+
+/**
+ * A word to look agents up by in the full-text index, with the factor the scorer (assign.ts) gives a match
+ * on its stem. `nameOnly`: an agentive noun ("negotiate" → negotiator), which counts only in the name of an
+ * agent that has neither instructions nor tools (as the scorer reads such names).
+ */
+export interface WorkTerm {
+  word: string
+  factor: number
+  nameOnly: boolean
+}
+
+/**
+ * The terms of workStems as words the full-text index can search for (each stem once, at its highest factor),
+ * then the agentive nouns of those that are verbs. Searched with column weights (name, tools, instructions) as
+ * the scorer's, they give each agent the score the scorer will: so the best agents by the database are the best
+ * by the scorer (up to the database's own tokenising and stemming).
+ */
+export function workTerms(ws: string[], verbFactor: number): WorkTerm[] {
+  const byStem = new Map<string, WorkTerm>()
+  eachWorkStem(ws, verbFactor, (s, factor, word) => {
+    const known = byStem.get(s)
+    if (!known || known.factor < factor) byStem.set(s, { word, factor, nameOnly: false })
+  })
+  const terms = [...byStem.values()]
+  const agentive = new Map<string, WorkTerm>()
+  for (const [s, { word, factor }] of byStem) {
+    const lemma = verbLemma(word)
+    if (!lemma) continue
+    for (const noun of agentiveNouns(lemma)) {
+      // Only the nouns the scorer reads back as this very stem ("writer" → write), and not those that have it
+      // as their own stem ("translator" is found by "translate" in any name).
+      const verb = agentiveVerb(noun)
+      if (verb === null || stem(verb) !== s || stem(noun) === s) continue
+      if ((agentive.get(noun)?.factor ?? 0) < factor) agentive.set(noun, { word: noun, factor, nameOnly: true })
+    }
+  }
+  return [...terms, ...agentive.values()]
 }
 
 /**
@@ -216,41 +263,4 @@ export function objectPhrase(rest: string[], limit = 4): string[] {
     if (object.length === limit) break
   }
   return object
-}
-
-/**
- * The words to look agents up by, for a prompt: its meaningful words, the base forms of its verbs, their
- * synonyms and phrasal verbs' synonyms (`words`, searched in names, tools and instructions), and the
- * agentive nouns of its verbs ("translate" → translator; `related`, searched in names and tools only).
- */
-export interface SearchTerms {
-  words: string[]
-  related: string[]
-}
-
-export function searchTerms(prompt: string): SearchTerms {
-  const own = new Set<string>()
-  const related = new Set<string>()
-  const seen = new Set<string>()
-  const ws = words(prompt.replace(/_/g, ' '))
-  for (let i = 0; i < ws.length; i++) {
-    const w = ws[i] as string
-    const next = ws[i + 1]
-    const particles = PHRASAL[w]
-    if (particles && next !== undefined && particles.includes(next)) for (const s of synonymWords(`${w}-${next}`)) own.add(s)
-    if (w.startsWith('@') || STOPWORDS.has(w)) continue
-    for (const part of w.split(/[-'’]/)) {
-      if (part.length < 2 || seen.has(part)) continue
-      seen.add(part)
-      own.add(part)
-      const lemma = verbLemma(part)
-      for (const s of synonymWords(lemma ?? part)) own.add(s)
-      if (lemma) {
-        own.add(lemma)
-        for (const form of agentiveForms(lemma)) related.add(form)
-      }
-    }
-  }
-  for (const w of own) related.delete(w)
-  return { words: [...own], related: [...related] }
 }

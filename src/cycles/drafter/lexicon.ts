@@ -180,6 +180,11 @@ export function agentiveForms(verb: string): string[] {
   return [`${root}er`, `${root}or`, `${root}ist`, verb.replace(/(?:yse|yze|ise|ize)$/, 'yst'), `${verb}r`]
 }
 
+/** agentiveForms, and the irregular agentive nouns of the verb ("write" → copywriter). */
+export function agentiveNouns(verb: string): string[] {
+  return [...agentiveForms(verb), ...Object.keys(IRREGULAR_AGENTIVE).filter((noun) => IRREGULAR_AGENTIVE[noun] === verb)]
+}
+
 const synonymStems = new Map<string, string[]>()
 
 /** Stems of the words a (lower-case, lemmatised or phrasal) word also counts as. */

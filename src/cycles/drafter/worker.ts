@@ -3,7 +3,7 @@
 import { BroadcastChannel } from 'node:worker_threads'
 import { forgetAgent } from './assign.js'
 import { draftBuiltin } from './builtin.js'
-import { searchTerms } from './language.js'
+import { searchPlan, type PlanRequest } from './plan.js'
 import { AGENT_CHANGES_CHANNEL } from './agent-changes.js'
 import type { DraftRequest } from './types.js'
 
@@ -11,9 +11,9 @@ const changes = new BroadcastChannel(AGENT_CHANGES_CHANNEL)
 changes.onmessage = (event) => forgetAgent(String((event as MessageEvent).data))
 changes.unref()
 
-/** A task: a draft, or the words to search the agents by (they read the whole prompt, so they run here too). */
-export type WorkerTask = { kind: 'draft'; request: DraftRequest } | { kind: 'terms'; prompt: string }
+/** A task: a draft, or what to search the agents by (it reads the whole prompt, so it runs here too). */
+export type WorkerTask = { kind: 'draft'; request: DraftRequest } | { kind: 'plan'; request: PlanRequest }
 
 export default function run(task: WorkerTask) {
-  return task.kind === 'terms' ? searchTerms(task.prompt) : draftBuiltin(task.request)
+  return task.kind === 'plan' ? searchPlan(task.request) : draftBuiltin(task.request)
 }
