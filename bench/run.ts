@@ -7,6 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
@@ -260,7 +261,8 @@ async function postgresScaling() {
   await admin.end()
   const url = new URL(POSTGRES_URL)
   url.pathname = '/tandem_bench'
-  const env = { NODE_ENV: 'production', DATABASE_URL: url.toString(), TANDEM_AUTH: 'local', LOG_LEVEL: 'info' }
+  // Instances on one PostgreSQL database share the vault key (the service refuses to start without one).
+  const env = { NODE_ENV: 'production', DATABASE_URL: url.toString(), TANDEM_AUTH: 'local', LOG_LEVEL: 'info', TANDEM_SECRET_KEY: randomBytes(32).toString('base64') }
   const first = await start('instance 1', 0, ['dist/main.js'], env)
   const seeded = await seed(first.url)
   // Edits spread over 32 messages: 32 connections on one row would measure a lock queue, not the service.

@@ -4,7 +4,7 @@ import { NIL_UUID, Page, PageQuery, Problem, ProblemResponses } from '../http/sc
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound, type FieldError } from '../http/problem.js'
 import { traceparentFor } from '../http/trace.js'
-import { existingAgentIds, listDraftingAgents } from '../agents/store.js'
+import { allDraftingAgentsIfFew, existingAgentIds, listDraftingAgents } from '../agents/store.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle } from './schemas.js'
@@ -41,9 +41,13 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           throw new AppError('unprocessable', '`refine` edits an existing cycle: send it as `current`.', [{ pointer: '/current', detail: 'is required when mode is refine' }])
         }
         const assigned = [...new Set((current?.phasesTemplate ?? []).map((p) => p.agentId.toLowerCase()).filter((id) => id !== NIL_UUID))]
-        const plan = await searchPlanOffLoop({ mode, prompt, current })
-        const queries = plan.queries.map((terms) => terms.map(([word, factor, nameOnly]) => ({ word, factor, nameOnly })))
-        const agents = await listDraftingAgents(db, workspaceId, { queries, names: plan.names }, assigned)
+        // A small workspace is drafted over all its agents; a larger one over those the search plan finds.
+        let agents = await allDraftingAgentsIfFew(db, workspaceId)
+        if (agents === null) {
+          const plan = await searchPlanOffLoop({ mode, prompt, current })
+          const queries = plan.queries.map((terms) => terms.map(([word, factor, nameOnly]) => ({ word, factor, nameOnly })))
+          agents = await listDraftingAgents(db, workspaceId, { queries, names: plan.names }, assigned)
+        }
         request.log.debug({ streamId: stream.id, mode, engine: drafter.name }, 'drafting')
         const outcome = await drafter.draft({ mode, prompt, current, agents })
         try {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
-import { insertAgent } from '../../src/agents/store.js'
+import { allDraftingAgentsIfFew, DRAFT_ALL_AGENTS_UP_TO, insertAgent } from '../../src/agents/store.js'
 import { namedAgentIds, searchAgentIds, searchAgents } from '../../src/agents/search.js'
 import { AgentIndex, type AgentProfile } from '../../src/cycles/drafter/assign.js'
 import { searchPlan } from '../../src/cycles/drafter/plan.js'
@@ -18,6 +18,36 @@ import { build, dialects, freshDatabase, send } from '../helpers.js'
 const NIL = '00000000-0000-0000-0000-000000000000'
 
 for (const dialect of dialects()) {
+  describe(`small workspaces are drafted over all their agents (${dialect})`, () => {
+    let app: FastifyInstance
+    after(() => app.close())
+
+    it(`drafts alike with ${DRAFT_ALL_AGENTS_UP_TO} agents (all read) and ${DRAFT_ALL_AGENTS_UP_TO + 1} (searched)`, async () => {
+      app = await build(dialect)
+      const db = app.database.db
+      const streamId = (await send(app, 'POST', '/api/streams', { name: 'threshold' })).json().id
+      const workspaceId = (await db.selectFrom('workspaces').select('id').where('name', '=', DEFAULT_WORKSPACE).executeTakeFirstOrThrow()).id
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < DRAFT_ALL_AGENTS_UP_TO - 3; i++) await insertAgent(trx, workspaceId, { name: `Helper ${i}`, instructions: `Handles routine chores for team ${i}.`, capabilities: { tools: ['notes'] } })
+      })
+      const editor = (await send(app, 'POST', '/api/agents', { name: 'Editor', instructions: 'Proofreads and edits drafts.' })).json().id
+      const analyst = (await send(app, 'POST', '/api/agents', { name: 'Data Analyst', capabilities: { tools: ['chart_builder'] } })).json().id
+      const translator = (await send(app, 'POST', '/api/agents', { name: 'Translator' })).json().id
+      const prompt = 'Proofread the draft, then chart the weekly numbers, then translate the summary into French.'
+      const draft = async () => {
+        const res = await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/draft`, { mode: 'generate', prompt })
+        assert.equal(res.statusCode, 200, res.body)
+        return res.json().draft.phasesTemplate.map((phase: { agentId: string; phaseName: string }) => [phase.phaseName, phase.agentId])
+      }
+      assert.ok(await allDraftingAgentsIfFew(db, workspaceId), `${DRAFT_ALL_AGENTS_UP_TO} agents are read whole`)
+      const whole = await draft()
+      assert.deepEqual(whole.map(([, agentId]: string[]) => agentId), [editor, analyst, translator])
+      await send(app, 'POST', '/api/agents', { name: 'Gardener', instructions: 'Waters the plants.' })
+      assert.equal(await allDraftingAgentsIfFew(db, workspaceId), null, `${DRAFT_ALL_AGENTS_UP_TO + 1} agents are searched`)
+      assert.deepEqual(await draft(), whole)
+    })
+  })
+
   describe(`agent retrieval for drafting (${dialect})`, () => {
     let app: FastifyInstance
     let streamId: string
