@@ -71,12 +71,15 @@ async function freePort(): Promise<number> {
   })
 }
 
+// Instances on one database share the vault key: one seals a push task's token, another may deliver it.
+const SECRET_KEY = process.env.TANDEM_SECRET_KEY ?? randomBytes(32).toString('base64')
+
 async function startService(databaseUrl: string): Promise<string> {
   const port = await freePort()
   const child = spawn(process.execPath, ['dist/main.js'], {
     env: {
       ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', TANDEM_AUTH: 'local', TANDEM_EGRESS_ALLOW: '127.0.0.0/8',
-      TANDEM_SECRET_KEY: process.env.TANDEM_SECRET_KEY ?? randomBytes(32).toString('base64'),
+      TANDEM_SECRET_KEY: SECRET_KEY,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
