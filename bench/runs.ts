@@ -5,7 +5,7 @@
 //               last run succeeded), completion read from the database;
 //   dispatch:   BENCH_LATENCY_RUNS two-phase auto-advancing runs, BENCH_IN_FLIGHT at a time; for each, the time from the agent
 //               sending its answer to phase 1 to the agent receiving phase 2's task (p50, p99).
-// Settings: BENCH_RUNS (default 3000), BENCH_LATENCY_RUNS (default 400), BENCH_IN_FLIGHT (default 4), BENCH_POSTGRES_URL, BENCH_SKIP_POSTGRES=1.
+// Settings: BENCH_NO_BUILD=1 (use dist/ as it is), BENCH_SERVICE_NODE_ARGS, BENCH_RUNS (default 3000), BENCH_LATENCY_RUNS (default 400), BENCH_IN_FLIGHT (default 4), BENCH_POSTGRES_URL, BENCH_SKIP_POSTGRES=1.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
@@ -76,7 +76,9 @@ const SECRET_KEY = process.env.TANDEM_SECRET_KEY ?? randomBytes(32).toString('ba
 
 async function startService(databaseUrl: string): Promise<string> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  // BENCH_SERVICE_NODE_ARGS: extra node flags for the service (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+  const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     env: {
       ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', TANDEM_AUTH: 'local', TANDEM_EGRESS_ALLOW: '127.0.0.0/8',
       TANDEM_SECRET_KEY: SECRET_KEY,
@@ -94,6 +96,14 @@ async function startService(databaseUrl: string): Promise<string> {
     await new Promise((r) => setTimeout(r, 50))
   }
   throw new Error('the service did not start')
+}
+
+/** Stops the services gracefully (a --cpu-prof profile is written on a clean exit). */
+async function stopServices(): Promise<void> {
+  for (const child of children.splice(0)) {
+    child.kill('SIGTERM')
+    await new Promise((r) => child.once('exit', r))
+  }
 }
 
 async function post(url: string, body: unknown): Promise<{ id: string }> {
@@ -162,7 +172,7 @@ async function measure(setting: string, bases: string[], succeeded: () => Promis
 }
 
 console.log('building dist/ …')
-if (spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' }).status !== 0) process.exit(1)
+if (!process.env.BENCH_NO_BUILD && spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' }).status !== 0) process.exit(1)
 const results: Result[] = []
 
 {
@@ -172,6 +182,7 @@ const results: Result[] = []
   const count = reader.prepare("select count(*) as n from runs where status = 'succeeded'")
   results.push(await measure('SQLite, 1 instance', [base], async () => (count.get() as { n: number }).n))
   reader.close()
+  await stopServices()
 }
 
 if (!process.env.BENCH_SKIP_POSTGRES) {
@@ -188,10 +199,7 @@ if (!process.env.BENCH_SKIP_POSTGRES) {
     await client.connect()
     results.push(await measure(`PostgreSQL, ${instances} instance${instances === 1 ? '' : 's'}`, bases, async () => Number((await client.query("select count(*) as n from runs where status = 'succeeded'")).rows[0].n)))
     await client.end()
-    for (const child of children.splice(0)) {
-      child.kill('SIGTERM')
-      await new Promise((r) => child.once('exit', r))
-    }
+    await stopServices()
     await admin.query(`drop database ${name} with (force)`)
     await admin.end()
   }
