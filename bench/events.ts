@@ -7,7 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import http from 'node:http'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -29,15 +29,6 @@ process.on('exit', () => {
   service?.kill('SIGKILL')
   rmSync(work, { recursive: true, force: true })
 })
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 function rssMb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))

@@ -6,7 +6,7 @@
 // BENCH_ONLY (run the scenarios whose name starts with it), BENCH_SKIP_POSTGRES=1.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.js'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,15 +35,6 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL')
   rmSync(work, { recursive: true, force: true })
 })
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function start(name: string, core: number | null, args: string[], env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()

@@ -8,7 +8,8 @@
 // Settings: BENCH_NO_BUILD=1 (use dist/ as it is), BENCH_SERVICE_NODE_ARGS, BENCH_RUNS (default 3000), BENCH_LATENCY_RUNS (default 400), BENCH_IN_FLIGHT (default 4), BENCH_POSTGRES_URL, BENCH_SKIP_POSTGRES=1.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
-import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { freePort } from './free-port.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -61,15 +62,6 @@ const agent = createServer((req, res) => {
 })
 await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve))
 const endpointUrl = `http://127.0.0.1:${(agent.address() as AddressInfo).port}/hook`
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createNetServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 // Instances on one database share the vault key: one seals a push task's token, another may deliver it.
 const SECRET_KEY = process.env.TANDEM_SECRET_KEY ?? randomBytes(32).toString('base64')
