@@ -21,6 +21,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { sql, type Kysely } from 'kysely'
 import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker'
+import pg from 'pg'
 import type { Database } from '../db/database.js'
 import type { Db } from '../db/connect.js'
 import { SqliteJobWorker } from './sqlite.js'
@@ -93,6 +94,19 @@ function workerLogger(log: FastifyBaseLogger): WorkerLogger {
   })
 }
 
+/**
+ * A pool for graphile-worker that this module owns. Given only a connection string, graphile-worker makes its own
+ * pool and, when stopped, removes the pool's error handlers and calls end() without waiting: a connection the
+ * server ends meanwhile (a restart, a dropped database) was then an uncaught 'error' that crashed the process.
+ * This one keeps its handlers (as src/db/connect.ts: pg discards such a client) and is ended, and awaited, here.
+ */
+function workerPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, application_name: 'tandem-jobs' })
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
+  return pool
+}
+
 /** Sets up the job runtime of a database (before the first enqueue); `start` begins running jobs. */
 export async function createJobs(database: Db, options: JobsOptions): Promise<Jobs> {
   const adapter = database.db.getExecutor().adapter
@@ -106,7 +120,12 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
   // Instances starting at once on a fresh database race in graphile-worker's installation: the loser retries.
   for (let attempt = 1; ; attempt++) {
     try {
-      await runMigrations({ connectionString: options.databaseUrl, schema, logger: new WorkerLogger(() => () => {}) })
+      const pool = workerPool(options.databaseUrl, 1)
+      try {
+        await runMigrations({ pgPool: pool, schema, logger: new WorkerLogger(() => () => {}) })
+      } finally {
+        await pool.end()
+      }
       break
     } catch (error) {
       if (attempt >= 5) throw error
@@ -115,6 +134,7 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
   }
   runtimes.set(adapter, { kind: 'postgres', schema })
   let runner: Runner | undefined
+  let pool: pg.Pool | undefined
   return {
     async start(app) {
       if (options.concurrency === 0) return
@@ -123,11 +143,11 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
         taskList[name] = (payload, helpers) =>
           handler(payload, { app, attempt: helpers.job.attempts, jobKey: helpers.job.key, signal: helpers.abortSignal })
       }
+      pool = workerPool(options.databaseUrl, Math.min(options.concurrency + 2, 12))
       runner = await run({
-        connectionString: options.databaseUrl,
+        pgPool: pool,
         schema,
         concurrency: options.concurrency,
-        maxPoolSize: Math.min(options.concurrency + 2, 12),
         pollInterval: options.pollIntervalMs ?? 1000,
         noHandleSignals: true,
         taskList,
@@ -142,6 +162,9 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
       await stopping?.stop().catch((error: Error) => {
         if (!/already stopped/i.test(error.message)) throw error
       })
+      const ending = pool
+      pool = undefined
+      await ending?.end()
     },
   }
 }
