@@ -4,22 +4,19 @@
 // preceded by a warm-up; rounds alternate the two servers; medians are reported. Results: table + JSON.
 // Settings: BENCH_SECONDS (per measurement, default 5), BENCH_ROUNDS (default 3), BENCH_POSTGRES_URL,
 // BENCH_ONLY (run the scenarios whose name starts with it), BENCH_SKIP_POSTGRES=1.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { freePort } from './free-port.js'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import autocannon from 'autocannon'
 import pg from 'pg'
+import { AGENT, call, CONNECTIONS, CORE_SCENARIOS, EDIT, hasTaskset, measure, median, PROMPT, seed, start as startServer, type Sample, type Scenario, type Seed } from './common.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const WARMUP_SECONDS = Math.max(1, Math.round(SECONDS / 2))
-const CONNECTIONS = 32
 const ONLY = process.env.BENCH_ONLY
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 
 // The load generator runs on core 1: re-run this script pinned there.
 if (hasTaskset && !process.env.BENCH_PINNED) {
@@ -27,7 +24,6 @@ if (hasTaskset && !process.env.BENCH_PINNED) {
   process.exit(run.status ?? 1)
 }
 
-const json = { 'content-type': 'application/json' }
 const work = join(tmpdir(), `tandem-bench-${process.pid}`)
 mkdirSync(work, { recursive: true })
 const children: ChildProcess[] = []
@@ -35,62 +31,7 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL')
   rmSync(work, { recursive: true, force: true })
 })
-
-async function start(name: string, core: number | null, args: string[], env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort()
-  const command = hasTaskset && core !== null ? ['taskset', '-c', String(core), process.execPath, ...args] : [process.execPath, ...args]
-  const child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] })
-  children.push(child)
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
-    try {
-      const res = await fetch(`${url}/healthz`)
-      if (res.status === 200 || res.status === 404) return { url, child }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`${name} did not start`)
-}
-
-async function call(url: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, { method, headers: json, body: body === undefined ? undefined : JSON.stringify(body) })
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
-  return res.json() as Promise<unknown>
-}
-
-const AGENT = {
-  providerType: 'claude',
-  authMode: 'api_key',
-  name: 'Research Assistant',
-  credentialId: '01890a5d-ac96-774b-bcce-b302099a8057',
-  config: { model: 'claude-sonnet', temperature: 0.2, maxTokens: 4096, retries: { count: 3, backoffMs: 250 } },
-  instructions: 'Research companies, topics and sources on the web and in internal documents. Cite every source and flag anything uncertain. '.repeat(3),
-  templateId: 'research-v2',
-  capabilities: { streaming: true, tools: ['web_search', 'read_docs', 'summarise', 'cite'] },
-  endpointUrl: 'https://agents.example.com/hooks/research-assistant',
-}
-const paragraph = (text: string) => ({ type: 'paragraph', children: [{ type: 'text', text }, { type: 'text', text: ' — noted.', style: { italic: true } }] })
-const EDIT = {
-  content: {
-    blocks: [
-      {
-        type: 'rich_text',
-        elements: [
-          paragraph('Thanks for the report. I reproduced the bug on the staging build and traced it to the retry logic in the sync worker.'),
-          paragraph('A fix is ready for review: it bounds the retries and logs the failing request id so that support can follow up.'),
-          paragraph('I will deploy it tomorrow morning unless someone objects, and update this thread once it is live.'),
-        ],
-      },
-    ],
-  },
-}
-const PROMPT =
-  'When a support ticket arrives, first triage it and set its priority, then draft a friendly reply that answers the question, ' +
-  'and have @maria approve the reply before it is sent. After that, translate the reply into the customer\'s language if needed. ' +
-  'Finally, summarise the ticket and the outcome in the weekly support metrics chart, and wait for @tom to confirm the summary. ' +
-  'Research the customer\'s company when the ticket mentions a contract, and book a follow-up meeting with the account team.'
+const start = (name: string, core: number | null, args: string[], env: Record<string, string>) => startServer(name, core, args, env, children)
 
 const examples = JSON.parse(readFileSync(new URL('../test/cycles/fixtures/examples.json', import.meta.url), 'utf8'))
 
@@ -98,45 +39,6 @@ interface Target {
   name: string
   url: string
 }
-interface Scenario {
-  name: string
-  method: 'GET' | 'POST' | 'PATCH'
-  path: (target: Target) => string | string[]
-  body?: unknown
-}
-
-async function seed(url: string) {
-  const stream = (await call(url, 'POST', '/api/streams', { name: 'bench' })) as { id: string }
-  const message = (await call(url, 'POST', `/api/chat/streams/${stream.id}/messages`, EDIT)) as { id: string }
-  let agentId = ''
-  for (let i = 0; i < 60; i++) agentId = ((await call(url, 'POST', '/api/agents', { ...AGENT, name: `Agent ${i}` })) as { id: string }).id
-  return { streamId: stream.id as string, messageId: message.id as string, agentId }
-}
-
-interface Sample {
-  rps: number
-  p50: number
-  p99: number
-  errors: number
-}
-
-/** `path` may list several paths: requests then rotate over them (edits of different messages, say). */
-async function measure(url: string, scenario: Scenario, path: string | string[], seconds: number, connections = CONNECTIONS): Promise<Sample> {
-  const paths = [path].flat()
-  let next = 0
-  const result = await autocannon({
-    url: url + paths[0],
-    method: scenario.method,
-    headers: scenario.body ? json : {},
-    body: scenario.body ? JSON.stringify(scenario.body) : undefined,
-    connections,
-    duration: seconds,
-    ...(paths.length > 1 ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: paths[next++ % paths.length] as string }) }] } : {}),
-  })
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx }
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 
 /** CPU seconds used so far by some processes (from /proc). */
 function cpuSeconds(pids: number[]): number {
@@ -190,24 +92,22 @@ async function sqliteComparison() {
   writeFileSync(join(work, 'draft.json'), JSON.stringify(draftReply))
   const floor = await start('floor', 0, ['bench/floor.mjs'], { DATABASE_FILE: join(work, 'floor.db'), DRAFT_REPLY: join(work, 'draft.json') })
   const floorSeed = await seed(floor.url)
-  const seeds: Record<string, typeof serviceSeed> = { service: serviceSeed, floor: floorSeed }
+  const seeds: Record<string, Seed> = { service: serviceSeed, floor: floorSeed }
   const targets: Target[] = [{ name: 'service', url: service.url }, { name: 'floor', url: floor.url }]
+  const pathFor = (scenario: Scenario, target: Target) => scenario.path(seeds[target.name]!)
 
   const scenarios: Scenario[] = [
     // Drafting first: it assigns over the workspace's agents, which "create agent" then multiplies.
-    { name: `draft (builtin, ${PROMPT.length} chars)`, method: 'POST', path: (t) => `/api/cycles/streams/${seeds[t.name]!.streamId}/cycles/draft`, body: { mode: 'generate', prompt: PROMPT } },
-    { name: 'create agent', method: 'POST', path: () => '/api/agents', body: AGENT },
-    { name: 'get agent', method: 'GET', path: (t) => `/api/agents/${seeds[t.name]!.agentId}` },
-    { name: 'list agents (50)', method: 'GET', path: () => '/api/agents?limit=50' },
-    { name: 'edit message', method: 'PATCH', path: (t) => `/api/chat/messages/${seeds[t.name]!.messageId}`, body: EDIT },
+    { name: `draft (builtin, ${PROMPT.length} chars)`, method: 'POST', path: (s) => `/api/cycles/streams/${s.streamId}/cycles/draft`, body: { mode: 'generate', prompt: PROMPT } },
+    ...CORE_SCENARIOS,
   ]
   const rows = []
   for (const scenario of scenarios.filter((s) => !ONLY || s.name.startsWith(ONLY))) {
     const samples: Record<string, Sample[]> = { service: [], floor: [] }
-    for (const target of targets) await measure(target.url, scenario, scenario.path(target), WARMUP_SECONDS)
+    for (const target of targets) await measure(target.url, scenario, pathFor(scenario, target), WARMUP_SECONDS)
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse()
-      for (const target of order) samples[target.name]!.push(await measure(target.url, scenario, scenario.path(target), SECONDS))
+      for (const target of order) samples[target.name]!.push(await measure(target.url, scenario, pathFor(scenario, target), SECONDS))
     }
     const summary = (name: string) => ({
       rps: Math.round(median(samples[name]!.map((s) => s.rps))),
@@ -266,14 +166,14 @@ async function postgresScaling() {
   ]
   const one: Record<string, { sample: Sample; cpu: string }> = {}
   for (const scenario of scenarios) {
-    await measure(first.url, scenario, scenario.path({ name: '', url: '' }), WARMUP_SECONDS)
-    const { result, cpu } = await withCpuShares([first.child], () => measure(first.url, scenario, scenario.path({ name: '', url: '' }), SECONDS))
+    await measure(first.url, scenario, scenario.path(seeded), WARMUP_SECONDS)
+    const { result, cpu } = await withCpuShares([first.child], () => measure(first.url, scenario, scenario.path(seeded), SECONDS))
     one[scenario.name] = { sample: result, cpu }
   }
   const second = await start('instance 2', 1, ['dist/main.js'], env)
   const rows = []
   for (const scenario of scenarios) {
-    const path = scenario.path({ name: '', url: '' })
+    const path = scenario.path(seeded)
     await Promise.all([first, second].map((i) => measure(i.url, scenario, path, WARMUP_SECONDS, CONNECTIONS / 2)))
     const { result: both, cpu } = await withCpuShares([first.child, second.child], () => Promise.all([first, second].map((i) => measure(i.url, scenario, path, SECONDS, CONNECTIONS / 2))))
     const single = one[scenario.name]!.sample
