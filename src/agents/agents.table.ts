@@ -1,4 +1,5 @@
-// The `agents` table as Kysely sees it (owned by src/agents/store.ts; types only, imports nothing).
+// The `agents` table as Kysely sees it (owned by src/agents/store.ts; types only).
+import type { Generated } from 'kysely'
 
 export interface AgentTable {
   id: string
@@ -16,4 +17,6 @@ export interface AgentTable {
   endpoint_url: string | null
   created_at: string
   updated_at: string
+  /** 1 at creation, bumped by every change (migration 0038). */
+  version: Generated<number>
 }

@@ -1,12 +1,12 @@
 // /api/agents: create, list, read, update and delete agents of the caller's workspace (writes: admins only).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
-import { IdParams, mappedJson, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { IdParams, Page, PageQuery, ProblemResponses, sendJsonText } from '../http/schemas.js'
 import { normaliseName } from '../http/names.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { notFound } from '../http/problem.js'
 import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
-import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from './store.js'
+import { deleteAgent, findAgentJson, insertAgent, listAgentJson, updateAgent } from './store.js'
 
 // An agent carries a credential to its endpoint: a member must not be able to redirect it (RUNS.md).
 const ADMIN_ONLY = 'create, change or delete agents'
@@ -40,23 +40,24 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/agents',
     {
       schema: { tags: ['agents'], operationId: 'listAgents', summary: 'List agents, oldest first', querystring: PageQuery, response: { 200: Page(Agent), ...ProblemResponses } },
-      // Pages are toAgent()'s objects: stringified as they are (the crud test checks them against the schema).
-      serializerCompiler: mappedJson,
     },
-    async (request) => {
+    // Pages are assembled from each agent's JSON text (kept per row and version: json-cache.ts); the crud test
+    // checks them against the schema.
+    async (request, reply) => {
       const limit = request.query.limit ?? 50
-      const rows = await listAgents(db, request.principal.workspaceId, limit + 1, decodeCursor(request.query.cursor))
-      return toPage(rows, limit)
+      const items = await listAgentJson(db, request.principal.workspaceId, limit + 1, decodeCursor(request.query.cursor))
+      const { data, nextCursor } = toPage(items, limit)
+      return sendJsonText(reply, `{"data":[${data.map((item) => item.json).join(',')}],"nextCursor":${JSON.stringify(nextCursor)}}`)
     },
   )
 
   app.get(
     '/agents/:id',
     { schema: { tags: ['agents'], operationId: 'getAgent', summary: 'Read an agent', params: IdParams, response: { 200: Agent, ...ProblemResponses } } },
-    async (request) => {
-      const agent = await findAgent(db, request.principal.workspaceId, request.params.id)
-      if (!agent) throw notFound('Agent')
-      return agent
+    async (request, reply) => {
+      const json = await findAgentJson(db, request.principal.workspaceId, request.params.id)
+      if (json === undefined) throw notFound('Agent')
+      return sendJsonText(reply, json)
     },
   )
 

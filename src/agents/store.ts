@@ -7,6 +7,7 @@ import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { indexAgentForSearch, namedAgentIds, searchAgents, unindexAgentForSearch, type SearchTerm } from './search.js'
 import { agentChanged } from '../cycles/drafter/agent-changes.js'
+import { agentJsonCache, type RowJsonCache } from './json-cache.js'
 
 /** Runs `work` in the caller's transaction, or in a new one: an agent and its search entry are written together. */
 const together = <T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
@@ -54,6 +55,16 @@ const selectFirstPage = prepared(2, (db, workspaceId: Expression<string>, limit:
 const selectPageAfter = prepared(3, (db, workspaceId: Expression<string>, after: Expression<string>, limit: Expression<number>) =>
   db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(limit),
 )
+// Versions only, for readers of the JSON cache: from the (workspace_id, id, version) index alone for pages.
+const selectVersion = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
+  db.selectFrom('agents').select('version').where('id', '=', id).where('workspace_id', '=', workspaceId),
+)
+const selectFirstVersions = prepared(2, (db, workspaceId: Expression<string>, limit: Expression<number>) =>
+  db.selectFrom('agents').select(['id', 'version']).where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
+)
+const selectVersionsAfter = prepared(3, (db, workspaceId: Expression<string>, after: Expression<string>, limit: Expression<number>) =>
+  db.selectFrom('agents').select(['id', 'version']).where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(limit),
+)
 
 const lower = (id: string | null | undefined) => (id == null ? id : id.toLowerCase())
 
@@ -75,6 +86,7 @@ export async function insertAgent(db: Kysely<Database>, workspaceId: string, bod
     endpoint_url: body.endpointUrl ?? null,
     created_at: timestamp,
     updated_at: timestamp,
+    version: 1,
   }
   await together(db, async (trx) => {
     await insertRow(trx, ...(COLUMNS.map((column) => row[column]) as unknown as AgentValues))
@@ -92,6 +104,46 @@ export async function findAgent(db: Kysely<Database>, workspaceId: string, id: s
 export async function listAgents(db: Kysely<Database>, workspaceId: string, limit: number, after?: string): Promise<Agent[]> {
   const rows = after ? await selectPageAfter(db, workspaceId, after, limit) : await selectFirstPage(db, workspaceId, limit)
   return rows.map(toAgent)
+}
+
+/** The agent's JSON text, as GET /api/agents/:id answers it: from the JSON cache when its version is the row's. */
+export async function findAgentJson(db: Kysely<Database>, workspaceId: string, id: string): Promise<string | undefined> {
+  const cache = agentJsonCache(db)
+  if (cache.has(id)) {
+    const [current] = await selectVersion(db, id, workspaceId)
+    if (!current) return undefined
+    const json = cache.get(id, current.version)
+    if (json !== undefined) return json
+  }
+  const [row] = await selectOne(db, id, workspaceId)
+  return row && jsonOf(db, cache, row)
+}
+
+/**
+ * The JSON texts of up to `limit` agents after the cursor id, oldest first, and the last one's id: the page's
+ * ids and versions are read from the index, and only the rows not in the JSON cache at that version are read
+ * whole. An agent deleted between the two reads is left out of the page.
+ */
+export async function listAgentJson(db: Kysely<Database>, workspaceId: string, limit: number, after?: string): Promise<Array<{ id: string; json: string }>> {
+  const cache = agentJsonCache(db)
+  const keys = after ? await selectVersionsAfter(db, workspaceId, after, limit) : await selectFirstVersions(db, workspaceId, limit)
+  const page: Array<{ id: string; json: string | undefined }> = keys.map((key) => ({ id: key.id, json: cache.get(key.id, key.version) }))
+  const missing = page.filter((item) => item.json === undefined).map((item) => item.id)
+  if (missing.length > 0) {
+    const rows = await db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', missing).execute()
+    const read = new Map(rows.map((row) => [row.id, row]))
+    for (const item of page) {
+      const row = item.json === undefined ? read.get(item.id) : undefined
+      if (row) item.json = jsonOf(db, cache, row)
+    }
+  }
+  return page.filter((item): item is { id: string; json: string } => item.json !== undefined)
+}
+
+/** A row as JSON; kept in the cache when read outside a transaction (a transaction's own writes may yet roll back). */
+const jsonOf = (db: Kysely<Database>, cache: RowJsonCache, row: AgentRow) => {
+  const json = JSON.stringify(toAgent(row))
+  return db.isTransaction ? json : cache.set(row.id, row.version, json)
 }
 
 /**
@@ -165,7 +217,7 @@ export async function updateAgent(db: Kysely<Database>, workspaceId: string, id:
   if (patch.capabilities?.tools !== undefined) changes.tools = JSON.stringify(patch.capabilities.tools)
   if (patch.endpointUrl !== undefined) changes.endpoint_url = patch.endpointUrl
   const row = await together(db, async (trx) => {
-    const updated = await trx.updateTable('agents').set(changes).where('id', '=', id).where('workspace_id', '=', workspaceId).returningAll().executeTakeFirst()
+    const updated = await trx.updateTable('agents').set((eb) => ({ ...changes, version: eb('version', '+', 1) })).where('id', '=', id).where('workspace_id', '=', workspaceId).returningAll().executeTakeFirst()
     if (updated) await indexAgentForSearch(trx, updated, true)
     return updated
   })
@@ -181,6 +233,9 @@ export async function deleteAgent(db: Kysely<Database>, workspaceId: string, id:
     const result = await trx.deleteFrom('agents').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
     return Number(result.numDeletedRows) > 0
   })
-  if (deleted) agentChanged(id)
+  if (deleted) {
+    agentChanged(id)
+    agentJsonCache(db).delete(id)
+  }
   return deleted
 }

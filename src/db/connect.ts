@@ -1,10 +1,13 @@
-// Kysely factory: better-sqlite3 for `sqlite:` URLs (the embedded default), pg for `postgres://` URLs.
+// Kysely factory: better-sqlite3 for `sqlite:` URLs (the embedded default, through our batching driver,
+// sqlite-driver.ts), pg for `postgres://` URLs.
 import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import type { Database } from './database.js'
+import { BatchingSqliteDialect, BatchingSqliteDriver } from './sqlite-driver.js'
+import { Checkpointer } from './checkpointer.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -23,9 +26,9 @@ export interface ConnectOptions {
   schema?: string
   /** PostgreSQL only: connections in the pool. */
   poolSize?: number
+  /** Told of a fault the database works around (logged as a warning by the app). */
+  onWarning?: (message: string, error: unknown) => void
 }
-
-const STATEMENT_CACHE_SIZE = 500
 
 /** Closing twice is closing once (an app's shutdown and a test's clean-up may both ask). */
 function once(close: () => Promise<void>): () => Promise<void> {
@@ -33,33 +36,34 @@ function once(close: () => Promise<void>): () => Promise<void> {
   return () => (closing ??= close())
 }
 
-/** better-sqlite3 compiles a statement on every `prepare`; Kysely prepares per query, so keep them. */
-function withStatementCache(raw: SqliteDatabase.Database) {
-  const statements = new Map<string, SqliteDatabase.Statement>()
-  return {
-    close: () => raw.close(),
-    prepare(sql: string) {
-      let statement = statements.get(sql)
-      if (!statement) {
-        statement = raw.prepare(sql)
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string)
-        statements.set(sql, statement)
-      }
-      return statement
-    },
-  }
+/**
+ * The SQLite files open in this process, by absolute path. Every Kysely instance on one file shares its one
+ * connection and driver: a batch holds the write lock until the loop's next turn (sqlite-driver.ts), so a second
+ * connection in the same thread would wait on it synchronously, and the batch could never commit.
+ */
+const openFiles = new Map<string, BatchingSqliteDriver>()
+
+function openSqlite(url: string, options: ConnectOptions): Db {
+  const path = url.slice('sqlite:'.length)
+  const file = path === ':memory:' ? null : resolve(path)
+  const driver = (file && openFiles.get(file)?.share()) || newSqliteDriver(path, file, options)
+  const db = new Kysely<Database>({ dialect: new BatchingSqliteDialect(driver) })
+  return { db, dialect: 'sqlite', close: once(() => db.destroy()) }
 }
 
-function openSqlite(url: string): Db {
-  const path = url.slice('sqlite:'.length)
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+function newSqliteDriver(path: string, file: string | null, options: ConnectOptions): BatchingSqliteDriver {
+  if (file) mkdirSync(dirname(file), { recursive: true })
   const raw = new SqliteDatabase(path)
   raw.pragma('journal_mode = WAL')
   raw.pragma('synchronous = NORMAL')
   raw.pragma('foreign_keys = ON')
   raw.pragma('busy_timeout = 5000')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) })
-  return { db, dialect: 'sqlite', close: once(() => db.destroy()) }
+  if (!file) return new BatchingSqliteDriver(raw)
+  // A file's write-ahead log is checkpointed by a thread of its own, not inside a request's COMMIT (checkpointer.ts).
+  const checkpointer = new Checkpointer(raw, (error) => options.onWarning?.('SQLite checkpoints are back on the event loop', error))
+  const driver = new BatchingSqliteDriver(raw, checkpointer, () => openFiles.delete(file))
+  openFiles.set(file, driver)
+  return driver
 }
 
 function openPostgres(url: string, options: ConnectOptions): Db {
@@ -77,7 +81,7 @@ function openPostgres(url: string, options: ConnectOptions): Db {
 }
 
 export function connect(url: string, options: ConnectOptions = {}): Db {
-  if (url.startsWith('sqlite:')) return openSqlite(url)
+  if (url.startsWith('sqlite:')) return openSqlite(url, options)
   if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options)
   throw new Error(`unsupported database URL scheme: ${url.split(':')[0]}`)
 }

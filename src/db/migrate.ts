@@ -13,6 +13,7 @@ import * as webhooks from './migrations/0021_webhooks.js'
 import * as agentSearch from './migrations/0035_agent_search.js'
 import * as traceContext from './migrations/0036_trace_context.js'
 import * as agentSearchScoring from './migrations/0037_agent_search_scoring.js'
+import * as agentVersion from './migrations/0038_agent_version.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0035_agent_search': agentSearch,
   '0036_trace_context': traceContext,
   '0037_agent_search_scoring': agentSearchScoring,
+  '0038_agent_version': agentVersion,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

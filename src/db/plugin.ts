@@ -11,7 +11,7 @@ declare module 'fastify' {
 }
 
 async function database(app: FastifyInstance, options: { url: string; connect?: ConnectOptions }): Promise<void> {
-  const database = connect(options.url, options.connect)
+  const database = connect(options.url, { onWarning: (message, error) => app.log.warn({ err: error }, message), ...options.connect })
   app.decorate('database', database)
   app.addHook('onClose', async () => database.close())
   await migrateToLatest(database)

@@ -1,6 +1,7 @@
 // Hot queries are built and compiled by Kysely once, then run with new parameters: the typed query
-// stays the source of truth and each request skips the query builder and compiler. The query still
-// runs through Kysely's driver, so it takes part in transactions and connection locking as usual.
+// stays the source of truth and each request skips the query builder and compiler. On SQLite the compiled
+// query runs at once when the connection is the caller's or free (sqlite-driver.ts runNow), else through
+// Kysely's executor, so it takes part in transactions and connection locking as usual.
 //
 // Sound by construction:
 // - `build` receives its arguments as Kysely expressions (`Expression<T>`), not values: it can place them
@@ -11,6 +12,7 @@
 //   reusing SQL compiled without it.
 import { sql, type Compilable, type CompiledQuery, type Expression, type Kysely } from 'kysely'
 import type { Database } from './database.js'
+import { sqliteDriverOf } from './sqlite-driver.js'
 
 const MARKER = '\u0000tandem-parameter-'
 
@@ -36,8 +38,10 @@ export function prepared<Args extends unknown[], Row>(
   }
   const run = async (db: Kysely<Database>, entry: { compiled: CompiledQuery<Row>; slots: number[] }, args: Args) => {
     const { compiled, slots } = entry
-    const parameters = compiled.parameters.map((value, i) => (slots[i] === -1 ? value : args[slots[i] as number]))
-    return (await db.executeQuery<Row>({ ...compiled, parameters })).rows
+    const query = { ...compiled, parameters: compiled.parameters.map((value, i) => (slots[i] === -1 ? value : args[slots[i] as number])) }
+    // SQLite: at once, without Kysely's asynchronous layers, when the connection is the caller's or free.
+    const now = sqliteDriverOf(db)?.runNow<Row>(db.isTransaction, query)
+    return (now ?? (await db.executeQuery<Row>(query))).rows
   }
   return async (db, ...args) => {
     const executor = db.getExecutor()

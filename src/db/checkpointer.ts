@@ -1,0 +1,98 @@
+// WAL checkpoints off the event loop. SQLite's own auto-checkpoint runs inside the COMMIT that fills the log
+// past 1,000 pages: that commit copies the log into the database file and syncs it, about 10–40 ms during
+// which the event loop (better-sqlite3 is synchronous) answers nobody — the p99 of every write. So the main
+// connection runs with wal_autocheckpoint off, and a worker thread with a connection of its own checkpoints
+// (PASSIVE) at most every CHECKPOINT_EVERY_MS while there are commits. The thread starts at the first commit
+// that asks for it. Should the thread fail, the main connection goes back to SQLite's auto-checkpoint.
+import { Worker } from 'node:worker_threads'
+import type SqliteDatabase from 'better-sqlite3'
+
+export const CHECKPOINT_EVERY_MS = 100
+/** SQLite's default auto-checkpoint, restored if the thread fails. */
+const AUTO_CHECKPOINT_PAGES = 1000
+
+// Under tsx (tests) this module is a .ts file and so is the worker; from dist/ both are .js.
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './checkpoint-worker.ts' : './checkpoint-worker.js', import.meta.url)
+
+export interface CheckpointStats {
+  /** Checkpoints the thread has run. */
+  checkpoints: number
+  /** 'thread' while the thread checkpoints; 'inline' once it failed and SQLite's auto-checkpoint is back. */
+  mode: 'thread' | 'inline'
+}
+
+export class Checkpointer {
+  private worker: Worker | null = null
+  private running = false
+  private dirty = false
+  private lastAt = 0
+  private timer: NodeJS.Timeout | undefined
+  private closed = false
+  readonly stats: CheckpointStats = { checkpoints: 0, mode: 'thread' }
+
+  constructor(
+    private readonly raw: SqliteDatabase.Database,
+    private readonly onFailure: (error: unknown) => void,
+  ) {
+    raw.pragma('wal_autocheckpoint = 0')
+  }
+
+  /** After each COMMIT: the log has grown. */
+  committed(): void {
+    this.dirty = true
+    if (this.running || this.timer || this.closed || this.stats.mode === 'inline') return
+    const wait = this.lastAt + CHECKPOINT_EVERY_MS - Date.now()
+    if (wait <= 0) this.request()
+    else this.timer = setTimeout(() => this.request(), wait).unref()
+  }
+
+  private request(): void {
+    this.timer = undefined
+    if (this.closed || this.stats.mode === 'inline') return
+    this.dirty = false
+    this.running = true
+    this.lastAt = Date.now()
+    this.thread().postMessage('checkpoint')
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker
+    const worker = new Worker(WORKER, { workerData: { path: this.raw.name } })
+    worker.unref()
+    worker.on('message', (message: { done?: unknown; error?: string }) => {
+      this.running = false
+      if (message.error) return this.fail(new Error(`checkpoint failed: ${message.error}`))
+      this.stats.checkpoints++
+      if (this.dirty) this.committed()
+    })
+    worker.on('error', (error) => this.fail(error))
+    worker.on('exit', (code) => {
+      if (!this.closed) this.fail(new Error(`the checkpoint thread stopped (exit code ${code})`))
+    })
+    this.worker = worker
+    return worker
+  }
+
+  private fail(error: unknown): void {
+    if (this.stats.mode === 'inline' || this.closed) return
+    this.stats.mode = 'inline'
+    this.running = false
+    this.worker?.terminate().catch(() => {})
+    this.worker = null
+    if (this.raw.open) this.raw.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`)
+    this.onFailure(error)
+  }
+
+  /** Stops the thread (its connection closed first, so that the main connection's close checkpoints the rest). */
+  async close(): Promise<void> {
+    this.closed = true
+    clearTimeout(this.timer)
+    const worker = this.worker
+    if (!worker) return
+    this.worker = null
+    const exited = new Promise((resolve) => worker.once('exit', resolve))
+    worker.ref() // until it has exited: awaiting an unref'd thread would not keep the process alive
+    worker.postMessage('close')
+    await exited
+  }
+}

@@ -1,0 +1,262 @@
+// The SQLite driver under Kysely (in place of Kysely's own SqliteDriver): the one better-sqlite3 connection,
+// lent to one holder at a time as Kysely's driver does, plus two things Kysely's cannot do.
+//
+// Group commit. A transaction does not COMMIT on its own: it runs inside a savepoint of a batch transaction,
+// and at its commit the savepoint is released, the connection is lent to the next transaction, and its commit
+// resolves once the whole batch has committed: right after the event loop's I/O phase (setImmediate), or at once
+// when the batch holds MAX_BATCH transactions or a query outside any transaction wants the connection. Most of a
+// small write's cost in SQLite is its COMMIT (the WAL frames, and the full-text index writing a segment per
+// commit), so 32 concurrent writers pay it a few times per loop turn instead of 32 times.
+// What stays true:
+// - a transaction is atomic: its work is in its savepoint; when it fails, ROLLBACK TO undoes its work only;
+// - nobody is told of a commit before it is durable (as durable as synchronous=NORMAL makes any commit): the
+//   commit promise resolves after the batch's COMMIT, and a failed COMMIT rejects every transaction of the batch;
+// - reads outside a transaction see committed data only: a query outside any transaction commits an open
+//   batch first. Only transactions of the same batch see each other's work before it commits, and they commit
+//   or fail together, as if they had run one after the other;
+// - SQLite rolling the whole transaction back by itself (a full disk, an I/O error) fails every transaction of
+//   the batch.
+//
+// Queries at once. Kysely runs each query through several asynchronous layers (connection provider, mutex,
+// driver); better-sqlite3 is synchronous. runNow() runs a compiled query on the spot when its caller's
+// transaction holds the connection or nobody holds it, and prepared.ts uses it for the hot queries.
+import type SqliteDatabase from 'better-sqlite3'
+import type { Checkpointer } from './checkpointer.js'
+import {
+  SelectQueryNode,
+  SqliteDialect,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  type QueryResult,
+} from 'kysely'
+
+/** A batch commits at once when it holds this many transactions (bounds what one failed COMMIT takes with it). */
+export const MAX_BATCH = 64
+const STATEMENT_CACHE_SIZE = 500
+const MEMBER = 'tandem_batch_member'
+
+/** Fault injection for the crash tests: the process kills itself before a batch's COMMIT. Never set in production. */
+const CRASH_BEFORE_COMMIT = process.env.TANDEM_TEST_FAULT === 'sqlite:before-batch-commit'
+
+interface Batch {
+  /** Transactions released into the batch, waiting for its COMMIT. */
+  committed: Array<{ resolve: () => void; reject: (error: unknown) => void }>
+}
+
+/** What a holder of the connection is lent: Kysely's DatabaseConnection. */
+class Lease implements DatabaseConnection {
+  /** Inside a transaction (its savepoint is open). */
+  inTransaction = false
+
+  constructor(private readonly driver: BatchingSqliteDriver) {}
+
+  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    return Promise.resolve(this.driver.execute<R>(this.inTransaction, compiled))
+  }
+
+  async *streamQuery<R>(compiled: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (!SelectQueryNode.is(compiled.query)) throw new Error('the SQLite driver only streams select queries')
+    if (!this.inTransaction) this.driver.commitOpenBatch()
+    for (const row of this.driver.prepare(compiled.sql).iterate(compiled.parameters as unknown[])) yield { rows: [row as R] }
+  }
+}
+
+export interface BatchStats {
+  /** Transactions committed (each in some batch). */
+  transactions: number
+  /** Physical COMMITs. */
+  commits: number
+}
+
+export class BatchingSqliteDriver implements Driver {
+  private holder: Lease | null = null
+  private readonly waiting: Array<{ lease: Lease; resume: () => void }> = []
+  private batch: Batch | null = null
+  private commitScheduled = false
+  /** The batch's commit came due while the connection was lent out: commit when it is given back. */
+  private commitWhenFree = false
+  private readonly statements = new Map<string, SqliteDatabase.Statement>()
+  readonly stats: BatchStats = { transactions: 0, commits: 0 }
+
+  /** Kysely instances on this connection: it closes when the last one is destroyed. */
+  private users = 1
+
+  constructor(
+    readonly raw: SqliteDatabase.Database,
+    /** Told of every commit (the write-ahead log grew); absent for a database in memory. */
+    private readonly checkpointer?: Checkpointer,
+    private readonly onClosed?: () => void,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  /** better-sqlite3 compiles a statement on every prepare(): keep them, by SQL text. */
+  prepare(sql: string): SqliteDatabase.Statement {
+    let statement = this.statements.get(sql)
+    if (!statement) {
+      statement = this.raw.prepare(sql)
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value as string)
+      this.statements.set(sql, statement)
+    }
+    return statement
+  }
+
+  private exec(sql: string): void {
+    this.prepare(sql).run()
+  }
+
+  execute<R>(inTransaction: boolean, compiled: CompiledQuery): QueryResult<R> {
+    if (!inTransaction) this.commitOpenBatch()
+    const statement = this.prepare(compiled.sql)
+    const parameters = compiled.parameters as unknown[]
+    if (statement.reader) return { rows: statement.all(parameters) as R[] }
+    const { changes, lastInsertRowid } = statement.run(parameters)
+    if (!inTransaction && !statement.readonly) this.checkpointer?.committed()
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
+  }
+
+  /**
+   * Runs a compiled query now if it can: in the caller's transaction (`inTransaction`: the caller is a
+   * transaction, which holds the connection), or outside any when nobody holds the connection. Undefined when
+   * the query must wait for the connection (take Kysely's way then).
+   */
+  runNow<R>(inTransaction: boolean, compiled: CompiledQuery): QueryResult<R> | undefined {
+    if (inTransaction ? !this.holder?.inTransaction : this.holder !== null) return undefined
+    return this.execute<R>(inTransaction, compiled)
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const lease = new Lease(this)
+    if (this.holder === null) this.holder = lease
+    else await new Promise<void>((resume) => this.waiting.push({ lease, resume }))
+    return lease
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    this.release(connection as Lease)
+  }
+
+  private release(lease: Lease): void {
+    if (this.holder !== lease) return // given back early, at its commit
+    this.holder = null
+    if (this.commitWhenFree) this.commitOpenBatch()
+    const next = this.waiting.shift()
+    if (next) {
+      this.holder = next.lease
+      next.resume()
+    }
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.batch) {
+      this.exec('begin')
+      this.batch = { committed: [] }
+    }
+    this.exec(`savepoint ${MEMBER}`)
+    ;(connection as Lease).inTransaction = true
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const lease = connection as Lease
+    this.exec(`release ${MEMBER}`)
+    lease.inTransaction = false
+    const batch = this.batch as Batch
+    const committed = new Promise<void>((resolve, reject) => batch.committed.push({ resolve, reject }))
+    if (batch.committed.length >= MAX_BATCH) this.commitOpenBatch()
+    else this.scheduleCommit()
+    this.release(lease)
+    return committed
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    ;(connection as Lease).inTransaction = false
+    const batch = this.batch as Batch
+    if (!this.raw.inTransaction) {
+      // SQLite rolled the whole batch back itself (SQLITE_FULL, SQLITE_IOERR…): none of it was committed.
+      this.batch = null
+      const error = new Error('SQLite rolled back the transaction, and with it the transactions committed in the same batch')
+      for (const member of batch.committed) member.reject(error)
+      return
+    }
+    this.exec(`rollback to ${MEMBER}`)
+    this.exec(`release ${MEMBER}`)
+    if (batch.committed.length === 0) {
+      this.exec('rollback')
+      this.batch = null
+    }
+  }
+
+  private scheduleCommit(): void {
+    if (this.commitScheduled) return
+    this.commitScheduled = true
+    setImmediate(() => {
+      this.commitScheduled = false
+      if (this.holder === null) this.commitOpenBatch()
+      else if (this.batch) this.commitWhenFree = true
+    })
+  }
+
+  /** Commits the open batch, if any, and settles its transactions. Only while nobody is inside a transaction. */
+  commitOpenBatch(): void {
+    this.commitWhenFree = false
+    const batch = this.batch
+    if (!batch) return
+    this.batch = null
+    if (CRASH_BEFORE_COMMIT) process.kill(process.pid, 'SIGKILL')
+    try {
+      this.exec('commit')
+    } catch (error) {
+      if (this.raw.inTransaction) this.exec('rollback')
+      for (const member of batch.committed) member.reject(error)
+      return
+    }
+    this.stats.commits++
+    this.stats.transactions += batch.committed.length
+    this.checkpointer?.committed()
+    for (const member of batch.committed) member.resolve()
+  }
+
+  /** One more Kysely instance on this connection. */
+  share(): this {
+    this.users++
+    return this
+  }
+
+  async destroy(): Promise<void> {
+    if (--this.users > 0) return
+    this.commitOpenBatch()
+    await this.checkpointer?.close()
+    this.raw.close()
+    this.onClosed?.()
+  }
+}
+
+/** The drivers of our SQLite Kysely instances, by their dialect adapter (which every transaction of one shares). */
+const drivers = new WeakMap<DialectAdapter, BatchingSqliteDriver>()
+
+/** Kysely's SQLite dialect on a batching driver. */
+export class BatchingSqliteDialect extends SqliteDialect {
+  private readonly driver: BatchingSqliteDriver
+
+  constructor(driver: BatchingSqliteDriver) {
+    super({ database: driver.raw })
+    this.driver = driver
+  }
+
+  override createDriver(): Driver {
+    return this.driver
+  }
+
+  override createAdapter(): DialectAdapter {
+    const adapter = super.createAdapter()
+    drivers.set(adapter, this.driver)
+    return adapter
+  }
+}
+
+/** The batching driver under `db` (a database, or one of its transactions), if it is on SQLite. */
+export function sqliteDriverOf(db: { getExecutor(): { adapter: DialectAdapter } }): BatchingSqliteDriver | undefined {
+  return drivers.get(db.getExecutor().adapter)
+}
