@@ -2,6 +2,7 @@
 // the same database, and every create or edit it had answered 2xx must be there, with nothing half-written:
 // each message's revisions are exactly 1..revision-1 and every acknowledged revision holds its content.
 import { describe, it } from 'node:test'
+import SqliteDatabase from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { request, serverGroup } from './child-server.js'
 import { dialects, freshDatabase } from './helpers.js'
@@ -81,3 +82,55 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+// SQLite commits concurrent transactions together (src/db/sqlite-driver.ts): killed just before such a COMMIT,
+// the process has told nobody of the batch's writes, and none of them is there after a restart.
+describe('crash safety of group commit (sqlite)', () => {
+  it('a SIGKILL before a batch COMMIT loses only unacknowledged writes, each whole or not at all', { timeout: 60000 }, async () => {
+    const database = await freshDatabase('sqlite')
+    const servers = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local' })
+    try {
+      // Set-up on a server without the fault, so that its own transactions cannot trip it.
+      const setup = servers.start()
+      let base = await setup.url
+      const stream = (await request(base, 'POST', '/api/streams', { name: 'batch' })).json
+      const message = (await request(base, 'POST', `/api/chat/streams/${stream.id}/messages`, { content: contentOf('v1') })).json
+      await setup.stop()
+
+      const faulty = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local', TANDEM_TEST_FAULT: 'sqlite:before-group-commit' }).start()
+      base = await faulty.url
+      // One at a time, each commits alone (a batch of one is not the fault's): acknowledged.
+      const alone = (await request(base, 'POST', '/api/agents', { name: 'alone' })).json.id as string
+      const sent = 24
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: sent }, (_, i) =>
+          i % 2 === 0
+            ? request(base, 'POST', '/api/agents', { name: `together ${i}`, instructions: 'Summarise the thread' })
+            : request(base, 'PATCH', `/api/chat/messages/${message.id}`, { content: contentOf(`edit ${i}`) }),
+        ),
+      )
+      assert.equal((await faulty.exited).signal, 'SIGKILL', 'the fault killed the server at a group commit')
+      const answered = outcomes.flatMap((o, i) => (o.status === 'fulfilled' && o.value.status < 300 ? [{ i, json: o.value.json }] : []))
+      const acknowledgedAgents = answered.filter((a) => a.i % 2 === 0).map((a) => a.json.id as string)
+      const acknowledgedEdits = answered.filter((a) => a.i % 2 === 1).length
+      assert.ok(sent - answered.length >= 2, 'the batch being committed (two or more transactions) was not answered')
+
+      // Transactions committed in earlier batches were answered before the next COMMIT; the killed batch left nothing.
+      base = await servers.start().url
+      const agents = (await request(base, 'GET', '/api/agents?limit=100')).json.data as Array<{ id: string; name: string }>
+      const current = (await request(base, 'GET', `/api/chat/messages/${message.id}`)).json
+      const events = (await request(base, 'GET', `/api/streams/${stream.id}/events?limit=100`)).json.data as Array<{ type: string }>
+      assert.deepEqual(agents.map((a) => a.id).sort(), [alone, ...acknowledgedAgents].sort(), 'every acknowledged agent, and no other')
+      assert.equal(current.revision, 1 + acknowledgedEdits, 'every acknowledged edit, and no other')
+      assert.equal(events.filter((e) => e.type === 'message.edited').length, acknowledgedEdits, 'one event per stored edit')
+      // The drafter's search index holds exactly the committed agents.
+      const file = new SqliteDatabase(database.url.slice('sqlite:'.length), { readonly: true })
+      const indexed = file.prepare('select agent_id from agent_search order by agent_id').all() as Array<{ agent_id: string }>
+      file.close()
+      assert.deepEqual(indexed.map((row) => row.agent_id), agents.map((a) => a.id).sort())
+    } finally {
+      await servers.stopAll()
+      await database.drop()
+    }
+  })
+})

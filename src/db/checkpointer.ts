@@ -4,6 +4,7 @@
 // connection runs with wal_autocheckpoint off, and a worker thread with a connection of its own checkpoints
 // (PASSIVE) at most every CHECKPOINT_EVERY_MS while there are commits. The thread starts at the first commit
 // that asks for it. Should the thread fail, the main connection goes back to SQLite's auto-checkpoint.
+import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import type SqliteDatabase from 'better-sqlite3'
 
@@ -11,8 +12,27 @@ export const CHECKPOINT_EVERY_MS = 100
 /** SQLite's default auto-checkpoint, restored if the thread fails. */
 const AUTO_CHECKPOINT_PAGES = 1000
 
-// Under tsx (tests) this module is a .ts file and so is the worker; from dist/ both are .js.
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './checkpoint-worker.ts' : './checkpoint-worker.js', import.meta.url)
+// The thread: its own connection to the file, on which it copies the log back into the database when asked.
+// PASSIVE: it never waits for the writer, nor blocks it. Plain CommonJS source, so that it runs the same from
+// dist/ and under tsx (a worker module in TypeScript would need tsx's loader in the thread).
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const Database = require(workerData.betterSqlite3)
+const db = new Database(workerData.path, { fileMustExist: true })
+parentPort.on('message', (message) => {
+  if (message === 'close') {
+    db.close()
+    parentPort.close()
+    return
+  }
+  try {
+    parentPort.postMessage({ done: db.pragma('wal_checkpoint(PASSIVE)')[0] })
+  } catch (error) {
+    parentPort.postMessage({ error: error.message })
+  }
+})
+`
+const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3')
 
 export interface CheckpointStats {
   /** Checkpoints the thread has run. */
@@ -33,6 +53,8 @@ export class Checkpointer {
   constructor(
     private readonly raw: SqliteDatabase.Database,
     private readonly onFailure: (error: unknown) => void,
+    /** The thread's source (tests give one that fails). */
+    private readonly threadSource = THREAD_SOURCE,
   ) {
     raw.pragma('wal_autocheckpoint = 0')
   }
@@ -57,7 +79,7 @@ export class Checkpointer {
 
   private thread(): Worker {
     if (this.worker) return this.worker
-    const worker = new Worker(WORKER, { workerData: { path: this.raw.name } })
+    const worker = new Worker(this.threadSource, { eval: true, workerData: { path: this.raw.name, betterSqlite3: BETTER_SQLITE3 } })
     worker.unref()
     worker.on('message', (message: { done?: unknown; error?: string }) => {
       this.running = false

@@ -37,8 +37,8 @@ export const MAX_BATCH = 64
 const STATEMENT_CACHE_SIZE = 500
 const MEMBER = 'tandem_batch_member'
 
-/** Fault injection for the crash tests: the process kills itself before a batch's COMMIT. Never set in production. */
-const CRASH_BEFORE_COMMIT = process.env.TANDEM_TEST_FAULT === 'sqlite:before-batch-commit'
+/** Fault injection for the crash tests: the process kills itself before the COMMIT of a batch of several transactions. Never set in production. */
+const CRASH_BEFORE_GROUP_COMMIT = process.env.TANDEM_TEST_FAULT === 'sqlite:before-group-commit'
 
 interface Batch {
   /** Transactions released into the batch, waiting for its COMMIT. */
@@ -86,7 +86,7 @@ export class BatchingSqliteDriver implements Driver {
   constructor(
     readonly raw: SqliteDatabase.Database,
     /** Told of every commit (the write-ahead log grew); absent for a database in memory. */
-    private readonly checkpointer?: Checkpointer,
+    readonly checkpointer?: Checkpointer,
     private readonly onClosed?: () => void,
   ) {}
 
@@ -171,7 +171,11 @@ export class BatchingSqliteDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    ;(connection as Lease).inTransaction = false
+    const lease = connection as Lease
+    // Kysely rolls back a transaction whose commit failed: it was released into a batch whose COMMIT failed,
+    // and that batch is rolled back already.
+    if (!lease.inTransaction) return
+    lease.inTransaction = false
     const batch = this.batch as Batch
     if (!this.raw.inTransaction) {
       // SQLite rolled the whole batch back itself (SQLITE_FULL, SQLITE_IOERR…): none of it was committed.
@@ -204,7 +208,7 @@ export class BatchingSqliteDriver implements Driver {
     const batch = this.batch
     if (!batch) return
     this.batch = null
-    if (CRASH_BEFORE_COMMIT) process.kill(process.pid, 'SIGKILL')
+    if (CRASH_BEFORE_GROUP_COMMIT && batch.committed.length > 1) process.kill(process.pid, 'SIGKILL')
     try {
       this.exec('commit')
     } catch (error) {

@@ -1,0 +1,210 @@
+// The SQLite driver (src/db/sqlite-driver.ts): group commit with per-transaction atomicity, nobody told of a
+// commit before it is durable, reads outside transactions seeing committed rows only; the WAL checkpointer thread.
+// A second, plain better-sqlite3 connection on the file shows what is committed.
+import { after, before, beforeEach, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import SqliteDatabase from 'better-sqlite3'
+import { sql, type Kysely } from 'kysely'
+import { connect, type Db } from '../../src/db/connect.js'
+import { MAX_BATCH, sqliteDriverOf, type BatchingSqliteDriver } from '../../src/db/sqlite-driver.js'
+import { Checkpointer } from '../../src/db/checkpointer.js'
+import { freshDatabase, type TestDatabase } from '../helpers.js'
+
+type AnyDb = Kysely<any>
+
+describe('SQLite driver: group commit', () => {
+  let fresh: TestDatabase
+  let database: Db
+  let db: AnyDb
+  let driver: BatchingSqliteDriver
+  let observer: SqliteDatabase.Database
+  const committedNames = () => (observer.prepare('select name from items order by name').all() as Array<{ name: string }>).map((r) => r.name)
+  const insert = (trx: AnyDb, name: string) => trx.insertInto('items').values({ name }).execute()
+  /** Runs `check` in the check phase before the driver's own commit (setImmediate callbacks run in order). */
+  const beforeTheBatchCommits = <T>(check: () => T | Promise<T>) => new Promise<T>((resolve, reject) => setImmediate(() => Promise.resolve().then(check).then(resolve, reject)))
+
+  before(async () => {
+    fresh = await freshDatabase('sqlite')
+    database = connect(fresh.url)
+    db = database.db as unknown as AnyDb
+    driver = sqliteDriverOf(db) as BatchingSqliteDriver
+    await sql`create table items (name text primary key)`.execute(db)
+    await sql`create table parents (id integer primary key)`.execute(db)
+    await sql`create table children (id integer primary key, parent_id integer references parents (id) deferrable initially deferred)`.execute(db)
+    observer = new SqliteDatabase(fresh.url.slice('sqlite:'.length), { readonly: true })
+  })
+  after(async () => {
+    observer.close()
+    await database.close()
+    await fresh.drop()
+  })
+  beforeEach(async () => {
+    await sql`delete from items`.execute(db)
+  })
+
+  it('commits transactions begun in one turn of the loop together, and tells each only once the batch is committed', async () => {
+    const before = { ...driver.stats }
+    const settled: string[] = []
+    const seenBeforeCommit = beforeTheBatchCommits(() => ({ committed: committedNames(), settled: [...settled] }))
+    await Promise.all(['a', 'b', 'c', 'd'].map((name) => db.transaction().execute((trx) => insert(trx, name)).then(() => settled.push(name))))
+    // Every transaction had run and released its savepoint, but the batch was not committed: nobody was told.
+    assert.deepEqual(await seenBeforeCommit, { committed: [], settled: [] })
+    assert.deepEqual(committedNames(), ['a', 'b', 'c', 'd'])
+    assert.equal(driver.stats.commits - before.commits, 1, 'one COMMIT')
+    assert.equal(driver.stats.transactions - before.transactions, 4)
+  })
+
+  it('a transaction that fails is rolled back alone; the others of its batch commit', async () => {
+    const before = { ...driver.stats }
+    const outcomes = await Promise.allSettled([
+      db.transaction().execute((trx) => insert(trx, 'first')),
+      db.transaction().execute(async (trx) => {
+        await insert(trx, 'failing')
+        throw new Error('changed its mind')
+      }),
+      db.transaction().execute((trx) => insert(trx, 'third')),
+    ])
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled'])
+    assert.deepEqual(committedNames(), ['first', 'third'])
+    assert.equal(driver.stats.commits - before.commits, 1)
+  })
+
+  it('a query outside any transaction commits the open batch before it runs: it never reads uncommitted rows', async () => {
+    const before = { ...driver.stats }
+    const read = beforeTheBatchCommits(async () => {
+      assert.deepEqual(committedNames(), [], 'the batch is still open')
+      const rows = await db.selectFrom('items').select('name').orderBy('name').execute()
+      return { rows: rows.map((r) => r.name), committed: committedNames() }
+    })
+    await Promise.all(['x', 'y'].map((name) => db.transaction().execute((trx) => insert(trx, name))))
+    assert.deepEqual(await read, { rows: ['x', 'y'], committed: ['x', 'y'] })
+    assert.equal(driver.stats.commits - before.commits, 1)
+  })
+
+  it('a COMMIT that fails fails every transaction of the batch, and none of their rows is kept', async () => {
+    // A deferred foreign key is checked at COMMIT: one bad transaction makes the whole batch's COMMIT fail.
+    const outcomes = await Promise.allSettled([
+      db.transaction().execute((trx) => insert(trx, 'innocent')),
+      db.transaction().execute(async (trx) => {
+        await insert(trx, 'orphan-maker')
+        await sql`insert into children (id, parent_id) values (1, 999)`.execute(trx)
+      }),
+    ])
+    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected'])
+    assert.match(String((outcomes[0] as PromiseRejectedResult).reason), /FOREIGN KEY/)
+    assert.deepEqual(committedNames(), [])
+    // The connection is usable afterwards.
+    await db.transaction().execute((trx) => insert(trx, 'after'))
+    assert.deepEqual(committedNames(), ['after'])
+  })
+
+  it('when SQLite rolls the whole transaction back itself, the other transactions of the batch fail too', async () => {
+    const outcomes = await Promise.allSettled([
+      db.transaction().execute((trx) => insert(trx, 'earlier')),
+      db.transaction().execute(async (trx) => {
+        await insert(trx, 'doomed')
+        // What SQLITE_FULL or an I/O error does: the transaction is gone, not just the statement.
+        await sql`rollback`.execute(trx)
+        throw new Error('disk full')
+      }),
+    ])
+    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected'])
+    assert.deepEqual(committedNames(), [])
+    await db.transaction().execute((trx) => insert(trx, 'later'))
+    assert.deepEqual(committedNames(), ['later'])
+  })
+
+  it(`a batch commits at once when it holds ${MAX_BATCH} transactions`, async () => {
+    const before = { ...driver.stats }
+    const names = Array.from({ length: MAX_BATCH * 2 + 5 }, (_, i) => `n${String(i).padStart(3, '0')}`)
+    await Promise.all(names.map((name) => db.transaction().execute((trx) => insert(trx, name))))
+    assert.equal(driver.stats.commits - before.commits, 3)
+    assert.equal(committedNames().length, names.length)
+  })
+
+  it('transactions of one batch see each other\'s rows, as if they had run one after the other', async () => {
+    const counts = await Promise.all(
+      ['p', 'q', 'r'].map((name) =>
+        db.transaction().execute(async (trx) => {
+          await insert(trx, name)
+          return Number((await sql<{ n: number }>`select count(*) as n from items`.execute(trx)).rows[0]!.n)
+        }),
+      ),
+    )
+    assert.deepEqual(counts, [1, 2, 3])
+  })
+
+  it('closing commits an open batch', async () => {
+    const other = await freshDatabase('sqlite')
+    const second = connect(other.url)
+    const seconddb = second.db as unknown as AnyDb
+    await sql`create table items (name text primary key)`.execute(seconddb)
+    const committed = seconddb.transaction().execute((trx) => insert(trx, 'kept'))
+    await beforeTheBatchCommits(() => second.close())
+    await committed
+    const check = new SqliteDatabase(other.url.slice('sqlite:'.length), { readonly: true })
+    assert.deepEqual(check.prepare('select name from items').all(), [{ name: 'kept' }])
+    check.close()
+    await other.drop()
+  })
+
+  it('every connect() to one file in this process shares its connection (a second one would wait on the batch, synchronously)', async () => {
+    const again = connect(fresh.url)
+    try {
+      assert.equal(sqliteDriverOf(again.db), driver)
+      await Promise.all([
+        db.transaction().execute((trx) => insert(trx, 'from one')),
+        (again.db as unknown as AnyDb).transaction().execute((trx) => insert(trx, 'from two')),
+      ])
+      assert.deepEqual(committedNames(), ['from one', 'from two'])
+    } finally {
+      await again.close()
+    }
+    // Closing one user leaves the connection open for the other.
+    await db.transaction().execute((trx) => insert(trx, 'still open'))
+    assert.ok(committedNames().includes('still open'))
+  })
+})
+
+describe('SQLite WAL checkpoints on a thread of their own', () => {
+  it('the main connection does not checkpoint; the thread does, while there are commits', async () => {
+    const fresh = await freshDatabase('sqlite')
+    const database = connect(fresh.url)
+    const db = database.db as unknown as AnyDb
+    try {
+      const driver = sqliteDriverOf(db) as BatchingSqliteDriver
+      assert.deepEqual(driver.raw.pragma('wal_autocheckpoint'), [{ wal_autocheckpoint: 0 }])
+      await sql`create table items (name text primary key, body text)`.execute(db)
+      const checkpointer = driver.checkpointer as Checkpointer
+      for (let i = 0; i < 40 && checkpointer.stats.checkpoints === 0; i++) {
+        await db.transaction().execute((trx) => trx.insertInto('items').values({ name: `n${i}`, body: 'x'.repeat(20000) }).execute())
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      for (let i = 0; i < 100 && checkpointer.stats.checkpoints === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+      assert.equal(checkpointer.stats.mode, 'thread')
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+
+  it('should the thread fail, SQLite\'s own auto-checkpoint comes back and the failure is reported', async () => {
+    const fresh = await freshDatabase('sqlite')
+    const raw = new SqliteDatabase(fresh.url.slice('sqlite:'.length))
+    raw.pragma('journal_mode = WAL')
+    const failures: unknown[] = []
+    const checkpointer = new Checkpointer(raw, (error) => failures.push(error), 'throw new Error("no thread today")')
+    assert.deepEqual(raw.pragma('wal_autocheckpoint'), [{ wal_autocheckpoint: 0 }])
+    raw.exec('create table t (x)')
+    checkpointer.committed()
+    for (let i = 0; i < 200 && failures.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.equal(failures.length, 1)
+    assert.match(String(failures[0]), /no thread today/)
+    assert.equal(checkpointer.stats.mode, 'inline')
+    assert.deepEqual(raw.pragma('wal_autocheckpoint'), [{ wal_autocheckpoint: 1000 }])
+    await checkpointer.close()
+    raw.close()
+    await fresh.drop()
+  })
+})
