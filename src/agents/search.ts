@@ -1,7 +1,8 @@
 // The agents' search index (tables agent_search and, in SQLite, agent_search_keys; migrations 0035 and 0037),
 // in which the drafter finds the agents that may fit a prompt: written by the agent store in the same
 // transaction as the agent itself.
-import { PostgresAdapter, sql, type Kysely } from 'kysely'
+import { PostgresAdapter, sql, type Expression, type Kysely } from 'kysely'
+import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import { MAX_INDEXED_INSTRUCTIONS, MAX_INDEXED_TOOL, MAX_INDEXED_TOOLS } from '../cycles/drafter/assign.js'
 import { words } from '../cycles/drafter/language.js'
@@ -52,13 +53,22 @@ export async function indexAgentForSearch(db: Kysely<Database>, agent: Searchabl
     return
   }
   if (existing) await unindexAgentForSearch(db, agent.id)
-  await sql`
-    insert into agent_search (agent_id, workspace_id, name, tools, instructions, name_only)
-    values (${agent.id}, ${agent.workspace_id}, ${agent.name}, ${text.tools}, ${text.instructions}, ${knownByNameOnly(agent) ? 'yes' : ''})`.execute(db)
-  await sql`
-    insert into agent_search_keys (agent_id, search_rowid, workspace_id, name_start, name_words)
-    values (${agent.id}, last_insert_rowid(), ${agent.workspace_id}, ${name.start}, ${name.whole})`.execute(db)
+  await insertSqliteEntry(db, agent.id, agent.workspace_id, agent.name, text.tools, text.instructions, knownByNameOnly(agent) ? 'yes' : '')
+  await insertSqliteKey(db, agent.id, agent.workspace_id, name.start, name.whole)
 }
+
+// SQLite's entry: the FTS5 row, then the key row that finds it (rowid of the FTS5 row just written). Prepared
+// (compiled once; they run on every agent write); a raw query is compiled against the caller's executor.
+const insertSqliteEntry = prepared(6, (db, agentId: Expression<string>, workspaceId: Expression<string>, name: Expression<string>, tools: Expression<string>, instructions: Expression<string>, nameOnly: Expression<string>) => ({
+  compile: () => sql`
+    insert into agent_search (agent_id, workspace_id, name, tools, instructions, name_only)
+    values (${agentId}, ${workspaceId}, ${name}, ${tools}, ${instructions}, ${nameOnly})`.compile(db),
+}))
+const insertSqliteKey = prepared(4, (db, agentId: Expression<string>, workspaceId: Expression<string>, start: Expression<string>, whole: Expression<string>) => ({
+  compile: () => sql`
+    insert into agent_search_keys (agent_id, search_rowid, workspace_id, name_start, name_words)
+    values (${agentId}, last_insert_rowid(), ${workspaceId}, ${start}, ${whole})`.compile(db),
+}))
 
 /** Drops an agent's entry; call with the transaction that deletes the agent. */
 export async function unindexAgentForSearch(db: Kysely<Database>, id: string): Promise<void> {

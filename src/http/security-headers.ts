@@ -15,9 +15,13 @@ export const SECURITY_HEADERS = {
   'origin-agent-cluster': '?1',
 }
 
+const NAMES = Object.keys(SECURITY_HEADERS) as Array<keyof typeof SECURITY_HEADERS>
+
 async function headers(app: FastifyInstance): Promise<void> {
+  // One header() call each: no object spread and no Object.keys per request (5% of a get's CPU, bench:profile).
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers({ ...SECURITY_HEADERS, 'x-request-id': request.id })
+    for (const name of NAMES) reply.header(name, SECURITY_HEADERS[name])
+    reply.header('x-request-id', request.id)
     done()
   })
 }
