@@ -1,12 +1,34 @@
 // What `npm run bench` and `npm run bench:profile` share: starting a server, the seeded workspace, the request
 // bodies of the core operations, and one autocannon measurement.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { freePort } from './free-port.js'
 
 export const CONNECTIONS = 32
 export const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 export const json = { 'content-type': 'application/json' }
+
+/** The load generator runs on core 1: re-runs this script pinned there, and exits with its status. */
+export function pinToCoreOne(): void {
+  if (!hasTaskset || process.env.BENCH_PINNED) return
+  const run = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } })
+  process.exit(run.status ?? 1)
+}
+
+/** A temporary folder, and the servers started into `children`: at exit the servers are killed and the folder removed. */
+export function scratch(prefix: string): { work: string; children: ChildProcess[] } {
+  const work = join(tmpdir(), `${prefix}-${process.pid}`)
+  mkdirSync(work, { recursive: true })
+  const children: ChildProcess[] = []
+  process.on('exit', () => {
+    for (const child of children) child.kill('SIGKILL')
+    rmSync(work, { recursive: true, force: true })
+  })
+  return { work, children }
+}
 
 export interface Server {
   url: string

@@ -6,12 +6,11 @@
 // self time, and the call tree as an indented flame graph (inclusive share of busy samples, branches ≥ BENCH_TREE_MIN %).
 // Writes bench/results/<scenario>.cpuprofile (Chrome DevTools, speedscope) and <scenario>.folded (flamegraph.pl).
 // Settings: BENCH_SECONDS (default 5), BENCH_NO_BUILD=1, BENCH_TREE_MIN (default 1.5), BENCH_INTERVAL_US (default 200).
-import { spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import WebSocket from 'ws'
-import { CORE_SCENARIOS, hasTaskset, measure, seed, start } from './common.js'
+import { CORE_SCENARIOS, measure, pinToCoreOne, scratch, seed, start } from './common.js'
 import { freePort } from './free-port.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -25,18 +24,8 @@ if (!wanted || !scenario) {
 }
 const label = scenario.name.split(' ')[0] as string
 
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const run = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } })
-  process.exit(run.status ?? 1)
-}
-
-const work = join(tmpdir(), `tandem-profile-${process.pid}`)
-mkdirSync(work, { recursive: true })
-const children: ChildProcess[] = []
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL')
-  rmSync(work, { recursive: true, force: true })
-})
+pinToCoreOne()
+const { work, children } = scratch('tandem-profile')
 
 interface CallFrame {
   functionName: string

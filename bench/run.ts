@@ -5,12 +5,11 @@
 // Settings: BENCH_SECONDS (per measurement, default 5), BENCH_ROUNDS (default 3), BENCH_POSTGRES_URL,
 // BENCH_ONLY (run the scenarios whose name starts with it), BENCH_SKIP_POSTGRES=1.
 import { spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { AGENT, call, CONNECTIONS, CORE_SCENARIOS, EDIT, hasTaskset, measure, median, PROMPT, seed, start as startServer, type Sample, type Scenario, type Seed } from './common.js'
+import { AGENT, call, CONNECTIONS, CORE_SCENARIOS, EDIT, hasTaskset, measure, median, pinToCoreOne, PROMPT, scratch, seed, start as startServer, type Sample, type Scenario, type Seed } from './common.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -18,19 +17,8 @@ const WARMUP_SECONDS = Math.max(1, Math.round(SECONDS / 2))
 const ONLY = process.env.BENCH_ONLY
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
-// The load generator runs on core 1: re-run this script pinned there.
-if (hasTaskset && !process.env.BENCH_PINNED) {
-  const run = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } })
-  process.exit(run.status ?? 1)
-}
-
-const work = join(tmpdir(), `tandem-bench-${process.pid}`)
-mkdirSync(work, { recursive: true })
-const children: ChildProcess[] = []
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL')
-  rmSync(work, { recursive: true, force: true })
-})
+pinToCoreOne()
+const { work, children } = scratch('tandem-bench')
 const start = (name: string, core: number | null, args: string[], env: Record<string, string>) => startServer(name, core, args, env, children)
 
 const examples = JSON.parse(readFileSync(new URL('../test/cycles/fixtures/examples.json', import.meta.url), 'utf8'))
