@@ -1,13 +1,13 @@
 // `npm run bench:profile -- <scenario>`: a CPU profile of the service (production build, SQLite in a temporary
 // file, pinned to core 0) under the load `npm run bench` puts on it (32 connections, from core 1), sampled over
 // the measured window only: the profiler is started and stopped through the inspector after the seed and the
-// warm-up. Scenarios: create, get, list, edit (CORE_SCENARIOS by their first word).
+// warm-up. Scenarios: create, get, list, edit (CORE_SCENARIOS by their first word); or a .cpuprofile file to read.
 // Prints where the CPU went: by part (SQLite, HTTP, Fastify, Kysely, our own files…), the heaviest functions by
 // self time, and the call tree as an indented flame graph (inclusive share of busy samples, branches ≥ BENCH_TREE_MIN %).
 // Writes bench/results/<scenario>.cpuprofile (Chrome DevTools, speedscope) and <scenario>.folded (flamegraph.pl).
 // Settings: BENCH_SECONDS (default 5), BENCH_NO_BUILD=1, BENCH_TREE_MIN (default 1.5), BENCH_INTERVAL_US (default 200).
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import WebSocket from 'ws'
 import { CORE_SCENARIOS, measure, pinToCoreOne, scratch, seed, start } from './common.js'
@@ -17,9 +17,14 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const TREE_MIN = Number(process.env.BENCH_TREE_MIN ?? 1.5)
 const INTERVAL_US = Number(process.env.BENCH_INTERVAL_US ?? 200)
 const wanted = process.argv[2] ?? ''
+// A profile written elsewhere (node --cpu-prof, e.g. bench:runs with BENCH_SERVICE_NODE_ARGS): read it the same way.
+if (wanted.endsWith('.cpuprofile')) {
+  print(analyse(JSON.parse(readFileSync(wanted, 'utf8')) as Profile))
+  process.exit(0)
+}
 const scenario = CORE_SCENARIOS.find((s) => s.name.startsWith(wanted))
 if (!wanted || !scenario) {
-  console.error(`usage: npm run bench:profile -- <${CORE_SCENARIOS.map((s) => s.name.split(' ')[0]).join('|')}>`)
+  console.error(`usage: npm run bench:profile -- <${CORE_SCENARIOS.map((s) => s.name.split(' ')[0]).join('|')}|file.cpuprofile>`)
   process.exit(2)
 }
 const label = scenario.name.split(' ')[0] as string
@@ -162,6 +167,16 @@ function analyse(profile: Profile) {
   }
 }
 
+function print(result: ReturnType<typeof analyse>) {
+  console.log(`samples: ${result.busy} busy, ${result.idle} idle (${((100 * result.busy) / (result.busy + result.idle)).toFixed(0)}% of the thread busy)`)
+  console.log('\nself time by part (share of busy samples):')
+  for (const line of result.parts) console.log(`  ${line}`)
+  console.log('\nheaviest functions (self):')
+  for (const line of result.functions) console.log(`  ${line}`)
+  console.log(`\ncall tree (inclusive, branches ≥ ${TREE_MIN}%):`)
+  for (const line of result.tree) console.log(`  ${line}`)
+}
+
 if (!process.env.BENCH_NO_BUILD) {
   console.log('building…')
   if (spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed')
@@ -190,12 +205,6 @@ mkdirSync('bench/results', { recursive: true })
 writeFileSync(`bench/results/${label}.cpuprofile`, JSON.stringify(profile))
 writeFileSync(`bench/results/${label}.folded`, `${result.folded}\n`)
 console.log(`\n${scenario.name}: ${Math.round(sample.rps)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms, ${sample.errors} errors (profiled, ${INTERVAL_US} µs sampling)`)
-console.log(`samples: ${result.busy} busy, ${result.idle} idle (${((100 * result.busy) / (result.busy + result.idle)).toFixed(0)}% of the core busy)`)
-console.log('\nself time by part (share of busy samples):')
-for (const line of result.parts) console.log(`  ${line}`)
-console.log('\nheaviest functions (self):')
-for (const line of result.functions) console.log(`  ${line}`)
-console.log(`\ncall tree (inclusive, branches ≥ ${TREE_MIN}%):`)
-for (const line of result.tree) console.log(`  ${line}`)
+print(result)
 console.log(`\nwritten: bench/results/${label}.cpuprofile, bench/results/${label}.folded`)
 process.exit(0)

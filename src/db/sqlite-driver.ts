@@ -4,7 +4,8 @@
 // Group commit. A transaction does not COMMIT on its own: it runs inside a savepoint of a batch transaction,
 // and at its commit the savepoint is released, the connection is lent to the next transaction, and its commit
 // resolves once the whole batch has committed: right after the event loop's I/O phase (setImmediate), or at once
-// when the batch holds MAX_BATCH transactions or a query outside any transaction wants the connection. Most of a
+// when the batch holds MAX_BATCH transactions or a query outside any transaction wants the connection. A lone
+// writer (no other transaction committed in this turn of the loop or the last) commits at once. Most of a
 // small write's cost in SQLite is its COMMIT (the WAL frames, and the full-text index writing a segment per
 // commit), so 32 concurrent writers pay it a few times per loop turn instead of 32 times.
 // What stays true:
@@ -77,6 +78,8 @@ export class BatchingSqliteDriver implements Driver {
   private commitScheduled = false
   /** The batch's commit came due while the connection was lent out: commit when it is given back. */
   private commitWhenFree = false
+  /** Transactions committed in this turn of the event loop and in the last one. */
+  private readonly turns = { now: 0, last: 0, counting: false }
   private readonly statements = new Map<string, SqliteDatabase.Statement>()
   readonly stats: BatchStats = { transactions: 0, commits: 0 }
 
@@ -164,7 +167,10 @@ export class BatchingSqliteDriver implements Driver {
     lease.inTransaction = false
     const batch = this.batch as Batch
     const committed = new Promise<void>((resolve, reject) => batch.committed.push({ resolve, reject }))
-    if (batch.committed.length >= MAX_BATCH) this.commitOpenBatch()
+    // A lone writer (the only transaction of this turn of the loop and of the last) commits at once: waiting for
+    // the turn to end would only add latency to a chain of transactions run one after the other (a run's steps).
+    const lone = this.countInTurn() === 1 && this.turns.last <= 1 && batch.committed.length === 1
+    if (lone || batch.committed.length >= MAX_BATCH) this.commitOpenBatch()
     else this.scheduleCommit()
     this.release(lease)
     return committed
@@ -190,6 +196,23 @@ export class BatchingSqliteDriver implements Driver {
       this.exec('rollback')
       this.batch = null
     }
+  }
+
+  /** Counts a commit in this turn of the event loop (turns end at the check phase); returns the count so far. */
+  private countInTurn(): number {
+    if (!this.turns.counting) {
+      this.turns.counting = true
+      setImmediate(this.endTurn)
+    }
+    return ++this.turns.now
+  }
+
+  /** At the end of a turn that had commits, counts the next turn too: a turn without any makes `last` 0. */
+  private readonly endTurn = () => {
+    this.turns.last = this.turns.now
+    this.turns.now = 0
+    this.turns.counting = this.turns.last > 0
+    if (this.turns.counting) setImmediate(this.endTurn)
   }
 
   private scheduleCommit(): void {

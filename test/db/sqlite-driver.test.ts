@@ -20,6 +20,18 @@ describe('SQLite driver: group commit', () => {
   let observer: SqliteDatabase.Database
   const committedNames = () => (observer.prepare('select name from items order by name').all() as Array<{ name: string }>).map((r) => r.name)
   const insert = (trx: AnyDb, name: string) => trx.insertInto('items').values({ name }).execute()
+  /**
+   * Transactions begun together, after a lead one: a lone writer commits at once (no other commit in this turn of
+   * the loop or the last), so the lead one takes that, and the others form a batch.
+   */
+  const together = (work: Array<(trx: AnyDb) => Promise<unknown>>) => {
+    const lead = db.transaction().execute((trx) => trx.insertInto('leads').values({ at: Date.now() }).execute())
+    return [lead, ...work.map((w) => db.transaction().execute(w))].slice(1)
+  }
+  /** Two turns of the loop without a commit: the next transaction is a lone writer. */
+  const quiet = async () => {
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+  }
   /** Runs `check` in the check phase before the driver's own commit (setImmediate callbacks run in order). */
   const beforeTheBatchCommits = <T>(check: () => T | Promise<T>) => new Promise<T>((resolve, reject) => setImmediate(() => Promise.resolve().then(check).then(resolve, reject)))
 
@@ -29,6 +41,7 @@ describe('SQLite driver: group commit', () => {
     db = database.db as unknown as AnyDb
     driver = sqliteDriverOf(db) as BatchingSqliteDriver
     await sql`create table items (name text primary key)`.execute(db)
+    await sql`create table leads (at integer)`.execute(db)
     await sql`create table parents (id integer primary key)`.execute(db)
     await sql`create table children (id integer primary key, parent_id integer references parents (id) deferrable initially deferred)`.execute(db)
     observer = new SqliteDatabase(fresh.url.slice('sqlite:'.length), { readonly: true })
@@ -40,33 +53,37 @@ describe('SQLite driver: group commit', () => {
   })
   beforeEach(async () => {
     await sql`delete from items`.execute(db)
+    await quiet()
   })
 
   it('commits transactions begun in one turn of the loop together, and tells each only once the batch is committed', async () => {
     const before = { ...driver.stats }
     const settled: string[] = []
     const seenBeforeCommit = beforeTheBatchCommits(() => ({ committed: committedNames(), settled: [...settled] }))
-    await Promise.all(['a', 'b', 'c', 'd'].map((name) => db.transaction().execute((trx) => insert(trx, name)).then(() => settled.push(name))))
+    const names = ['a', 'b', 'c', 'd']
+    await Promise.all(together(names.map((name) => (trx) => insert(trx, name))).map((done, i) => done.then(() => settled.push(names[i] as string))))
     // Every transaction had run and released its savepoint, but the batch was not committed: nobody was told.
     assert.deepEqual(await seenBeforeCommit, { committed: [], settled: [] })
-    assert.deepEqual(committedNames(), ['a', 'b', 'c', 'd'])
-    assert.equal(driver.stats.commits - before.commits, 1, 'one COMMIT')
-    assert.equal(driver.stats.transactions - before.transactions, 4)
+    assert.deepEqual(committedNames(), names)
+    assert.equal(driver.stats.commits - before.commits, 2, 'one COMMIT for the lead transaction, one for the batch')
+    assert.equal(driver.stats.transactions - before.transactions, 5)
   })
 
   it('a transaction that fails is rolled back alone; the others of its batch commit', async () => {
     const before = { ...driver.stats }
-    const outcomes = await Promise.allSettled([
-      db.transaction().execute((trx) => insert(trx, 'first')),
-      db.transaction().execute(async (trx) => {
-        await insert(trx, 'failing')
-        throw new Error('changed its mind')
-      }),
-      db.transaction().execute((trx) => insert(trx, 'third')),
-    ])
+    const outcomes = await Promise.allSettled(
+      together([
+        (trx) => insert(trx, 'first'),
+        async (trx) => {
+          await insert(trx, 'failing')
+          throw new Error('changed its mind')
+        },
+        (trx) => insert(trx, 'third'),
+      ]),
+    )
     assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled'])
     assert.deepEqual(committedNames(), ['first', 'third'])
-    assert.equal(driver.stats.commits - before.commits, 1)
+    assert.equal(driver.stats.commits - before.commits, 2, 'the lead transaction, then the batch')
   })
 
   it('a query outside any transaction commits the open batch before it runs: it never reads uncommitted rows', async () => {
@@ -76,20 +93,22 @@ describe('SQLite driver: group commit', () => {
       const rows = await db.selectFrom('items').select('name').orderBy('name').execute()
       return { rows: rows.map((r) => r.name), committed: committedNames() }
     })
-    await Promise.all(['x', 'y'].map((name) => db.transaction().execute((trx) => insert(trx, name))))
+    await Promise.all(together(['x', 'y'].map((name) => (trx) => insert(trx, name))))
     assert.deepEqual(await read, { rows: ['x', 'y'], committed: ['x', 'y'] })
-    assert.equal(driver.stats.commits - before.commits, 1)
+    assert.equal(driver.stats.commits - before.commits, 2)
   })
 
   it('a COMMIT that fails fails every transaction of the batch, and none of their rows is kept', async () => {
     // A deferred foreign key is checked at COMMIT: one bad transaction makes the whole batch's COMMIT fail.
-    const outcomes = await Promise.allSettled([
-      db.transaction().execute((trx) => insert(trx, 'innocent')),
-      db.transaction().execute(async (trx) => {
-        await insert(trx, 'orphan-maker')
-        await sql`insert into children (id, parent_id) values (1, 999)`.execute(trx)
-      }),
-    ])
+    const outcomes = await Promise.allSettled(
+      together([
+        (trx) => insert(trx, 'innocent'),
+        async (trx) => {
+          await insert(trx, 'orphan-maker')
+          await sql`insert into children (id, parent_id) values (1, 999)`.execute(trx)
+        },
+      ]),
+    )
     assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected'])
     assert.match(String((outcomes[0] as PromiseRejectedResult).reason), /FOREIGN KEY/)
     assert.deepEqual(committedNames(), [])
@@ -99,15 +118,17 @@ describe('SQLite driver: group commit', () => {
   })
 
   it('when SQLite rolls the whole transaction back itself, the other transactions of the batch fail too', async () => {
-    const outcomes = await Promise.allSettled([
-      db.transaction().execute((trx) => insert(trx, 'earlier')),
-      db.transaction().execute(async (trx) => {
-        await insert(trx, 'doomed')
-        // What SQLITE_FULL or an I/O error does: the transaction is gone, not just the statement.
-        await sql`rollback`.execute(trx)
-        throw new Error('disk full')
-      }),
-    ])
+    const outcomes = await Promise.allSettled(
+      together([
+        (trx) => insert(trx, 'earlier'),
+        async (trx) => {
+          await insert(trx, 'doomed')
+          // What SQLITE_FULL or an I/O error does: the transaction is gone, not just the statement.
+          await sql`rollback`.execute(trx)
+          throw new Error('disk full')
+        },
+      ]),
+    )
     assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected'])
     assert.deepEqual(committedNames(), [])
     await db.transaction().execute((trx) => insert(trx, 'later'))
@@ -117,9 +138,17 @@ describe('SQLite driver: group commit', () => {
   it(`a batch commits at once when it holds ${MAX_BATCH} transactions`, async () => {
     const before = { ...driver.stats }
     const names = Array.from({ length: MAX_BATCH * 2 + 5 }, (_, i) => `n${String(i).padStart(3, '0')}`)
-    await Promise.all(names.map((name) => db.transaction().execute((trx) => insert(trx, name))))
-    assert.equal(driver.stats.commits - before.commits, 3)
+    await Promise.all(together(names.map((name) => (trx) => insert(trx, name))))
+    assert.equal(driver.stats.commits - before.commits, 4, 'the lead transaction, two full batches and the rest')
     assert.equal(committedNames().length, names.length)
+  })
+
+  it('a lone writer (no other commit in this turn of the loop or the last) commits at once, without waiting for the turn to end', async () => {
+    const before = { ...driver.stats }
+    const seenBeforeTurnEnds = beforeTheBatchCommits(() => committedNames())
+    await db.transaction().execute((trx) => insert(trx, 'alone'))
+    assert.deepEqual(await seenBeforeTurnEnds, ['alone'])
+    assert.equal(driver.stats.commits - before.commits, 1)
   })
 
   it('transactions of one batch see each other\'s rows, as if they had run one after the other', async () => {
