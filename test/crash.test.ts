@@ -83,12 +83,25 @@ for (const dialect of dialects()) {
   })
 }
 
+/** Every item of a paged list. */
+async function everything(base: string, path: string): Promise<unknown[]> {
+  const items: unknown[] = []
+  let cursor: string | null = null
+  do {
+    const page: any = (await request(base, 'GET', `${path}?limit=100${cursor ? `&cursor=${cursor}` : ''}`)).json
+    items.push(...page.data)
+    cursor = page.nextCursor
+  } while (cursor)
+  return items
+}
+
 // SQLite commits concurrent transactions together (src/db/sqlite-driver.ts): killed just before such a COMMIT,
 // the process has told nobody of the batch's writes, and none of them is there after a restart.
 describe('crash safety of group commit (sqlite)', () => {
-  it('a SIGKILL before a batch COMMIT loses only unacknowledged writes, each whole or not at all', { timeout: 60000 }, async () => {
+  it('a SIGKILL before a batch COMMIT loses only unacknowledged writes, each whole or not at all', { timeout: 120000 }, async () => {
     const database = await freshDatabase('sqlite')
     const servers = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local' })
+    const faultyServers = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local', TANDEM_TEST_FAULT: 'sqlite:before-group-commit' })
     try {
       // Set-up on a server without the fault, so that its own transactions cannot trip it.
       const setup = servers.start()
@@ -97,29 +110,40 @@ describe('crash safety of group commit (sqlite)', () => {
       const message = (await request(base, 'POST', `/api/chat/streams/${stream.id}/messages`, { content: contentOf('v1') })).json
       await setup.stop()
 
-      const faulty = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local', TANDEM_TEST_FAULT: 'sqlite:before-group-commit' }).start()
+      const faulty = faultyServers.start()
       base = await faulty.url
       // One at a time, each commits alone (a batch of one is not the fault's): acknowledged.
       const alone = (await request(base, 'POST', '/api/agents', { name: 'alone' })).json.id as string
-      const sent = 24
-      const outcomes = await Promise.allSettled(
-        Array.from({ length: sent }, (_, i) =>
-          i % 2 === 0
-            ? request(base, 'POST', '/api/agents', { name: `together ${i}`, instructions: 'Summarise the thread' })
-            : request(base, 'PATCH', `/api/chat/messages/${message.id}`, { content: contentOf(`edit ${i}`) }),
-        ),
-      )
+      // Waves of concurrent writes until one turn of the loop commits several at once (under a loaded machine a
+      // wave may arrive one request per turn, each a lone writer).
+      const wave = 24
+      const outcomes: Array<PromiseSettledResult<{ status: number; json: any }>> = []
+      let sent = 0
+      for (let w = 0; w < 40 && faulty.child.exitCode === null && faulty.child.signalCode === null; w++) {
+        outcomes.push(
+          ...(await Promise.allSettled(
+            Array.from({ length: wave }, (_, i) =>
+              i % 2 === 0
+                ? request(base, 'POST', '/api/agents', { name: `together ${sent + i}`, instructions: 'Summarise the thread' })
+                : request(base, 'PATCH', `/api/chat/messages/${message.id}`, { content: contentOf(`edit ${sent + i}`) }),
+            ),
+          )),
+        )
+        sent += wave
+      }
+      assert.ok(faulty.child.exitCode !== null || faulty.child.signalCode !== null, `no turn of the loop committed several writes in ${sent} requests`)
       assert.equal((await faulty.exited).signal, 'SIGKILL', 'the fault killed the server at a group commit')
       const answered = outcomes.flatMap((o, i) => (o.status === 'fulfilled' && o.value.status < 300 ? [{ i, json: o.value.json }] : []))
       const acknowledgedAgents = answered.filter((a) => a.i % 2 === 0).map((a) => a.json.id as string)
       const acknowledgedEdits = answered.filter((a) => a.i % 2 === 1).length
       assert.ok(sent - answered.length >= 2, 'the batch being committed (two or more transactions) was not answered')
+      console.log(`group commit crash test: killed after ${sent} requests in waves of ${wave}, ${answered.length} answered`)
 
       // Transactions committed in earlier batches were answered before the next COMMIT; the killed batch left nothing.
       base = await servers.start().url
-      const agents = (await request(base, 'GET', '/api/agents?limit=100')).json.data as Array<{ id: string; name: string }>
+      const agents = (await everything(base, '/api/agents')) as Array<{ id: string; name: string }>
       const current = (await request(base, 'GET', `/api/chat/messages/${message.id}`)).json
-      const events = (await request(base, 'GET', `/api/streams/${stream.id}/events?limit=100`)).json.data as Array<{ type: string }>
+      const events = (await everything(base, `/api/streams/${stream.id}/events`)) as Array<{ type: string }>
       assert.deepEqual(agents.map((a) => a.id).sort(), [alone, ...acknowledgedAgents].sort(), 'every acknowledged agent, and no other')
       assert.equal(current.revision, 1 + acknowledgedEdits, 'every acknowledged edit, and no other')
       assert.equal(events.filter((e) => e.type === 'message.edited').length, acknowledgedEdits, 'one event per stored edit')
@@ -129,6 +153,7 @@ describe('crash safety of group commit (sqlite)', () => {
       file.close()
       assert.deepEqual(indexed.map((row) => row.agent_id), agents.map((a) => a.id).sort())
     } finally {
+      await faultyServers.stopAll('SIGKILL')
       await servers.stopAll()
       await database.drop()
     }
