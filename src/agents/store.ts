@@ -49,12 +49,6 @@ const insertRow = prepared<AgentValues, never>(COLUMNS.length, (db, ...values) =
 const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('agents').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
-const selectFirstPage = prepared(2, (db, workspaceId: Expression<string>, limit: Expression<number>) =>
-  db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
-)
-const selectPageAfter = prepared(3, (db, workspaceId: Expression<string>, after: Expression<string>, limit: Expression<number>) =>
-  db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(limit),
-)
 // Versions only, for readers of the JSON cache: from the (workspace_id, id, version) index alone for pages.
 const selectVersion = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('agents').select('version').where('id', '=', id).where('workspace_id', '=', workspaceId),
@@ -100,12 +94,6 @@ export async function findAgent(db: Kysely<Database>, workspaceId: string, id: s
   return row && toAgent(row)
 }
 
-/** Up to `limit` agents after the cursor id, oldest first (ids are time-ordered). */
-export async function listAgents(db: Kysely<Database>, workspaceId: string, limit: number, after?: string): Promise<Agent[]> {
-  const rows = after ? await selectPageAfter(db, workspaceId, after, limit) : await selectFirstPage(db, workspaceId, limit)
-  return rows.map(toAgent)
-}
-
 /** The agent's JSON text, as GET /api/agents/:id answers it: from the JSON cache when its version is the row's. */
 export async function findAgentJson(db: Kysely<Database>, workspaceId: string, id: string): Promise<string | undefined> {
   const cache = agentJsonCache(db)
@@ -120,7 +108,7 @@ export async function findAgentJson(db: Kysely<Database>, workspaceId: string, i
 }
 
 /**
- * The JSON texts of up to `limit` agents after the cursor id, oldest first, and the last one's id: the page's
+ * The JSON texts of up to `limit` agents after the cursor id, oldest first (ids are time-ordered): the page's
  * ids and versions are read from the index, and only the rows not in the JSON cache at that version are read
  * whole. An agent deleted between the two reads is left out of the page.
  */

@@ -114,9 +114,10 @@ export class BatchingSqliteDriver implements Driver {
     if (!inTransaction) this.commitOpenBatch()
     const statement = this.prepare(compiled.sql)
     const parameters = compiled.parameters as unknown[]
+    // A write outside a transaction commits on its own (… RETURNING ones are readers too): the log grew.
+    if (!inTransaction && !statement.readonly) this.checkpointer?.committed()
     if (statement.reader) return { rows: statement.all(parameters) as R[] }
     const { changes, lastInsertRowid } = statement.run(parameters)
-    if (!inTransaction && !statement.readonly) this.checkpointer?.committed()
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
   }
 

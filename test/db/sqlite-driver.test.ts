@@ -218,6 +218,28 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
     }
   })
 
+  it('writes outside any transaction (… RETURNING ones too) are checkpointed as well', async () => {
+    const fresh = await freshDatabase('sqlite')
+    // The table is made by another connection: the driver's only writes are the inserts below.
+    const setup = new SqliteDatabase(fresh.url.slice('sqlite:'.length))
+    setup.exec('create table items (name text primary key, body text)')
+    setup.close()
+    const database = connect(fresh.url)
+    const db = database.db as unknown as AnyDb
+    try {
+      const checkpointer = (sqliteDriverOf(db) as BatchingSqliteDriver).checkpointer as Checkpointer
+      for (let i = 0; i < 40 && checkpointer.stats.checkpoints === 0; i++) {
+        await db.insertInto('items').values({ name: `n${i}`, body: 'x'.repeat(20000) }).returning('name').execute()
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      for (let i = 0; i < 100 && checkpointer.stats.checkpoints === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+
   it('should the thread fail, SQLite\'s own auto-checkpoint comes back and the failure is reported', async () => {
     const fresh = await freshDatabase('sqlite')
     const raw = new SqliteDatabase(fresh.url.slice('sqlite:'.length))
