@@ -27,8 +27,9 @@ import { agentRoutes } from './agents/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
 import { cycleRoutes } from './cycles/routes.js'
-import { createDrafter } from './cycles/drafter/index.js'
-import type { Drafter } from './cycles/drafter/types.js'
+import { agentChanged } from './drafter/agent-changes.js'
+import { createDrafter } from './drafter/index.js'
+import type { Drafter } from './drafter/types.js'
 import { healthRoutes } from './health.js'
 import { consoleRoutes } from './console/routes.js'
 import { EventHub } from './events/hub.js'
@@ -181,7 +182,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
       await api.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
       await api.register(principalRoutes)
-      await api.register(agentRoutes)
+      // The agents tell the drafter of changes (it keeps their words indexed): agents import nothing of it.
+      await api.register(agentRoutes, { onAgentChanged: agentChanged })
       await api.register(credentialRoutes(vault))
       await api.register(streamRoutes)
       await api.register(chatRoutes)

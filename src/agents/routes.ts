@@ -11,7 +11,12 @@ import { deleteAgent, findAgentJson, insertAgent, listAgentJson, updateAgent } f
 // An agent carries a credential to its endpoint: a member must not be able to redirect it (RUNS.md).
 const ADMIN_ONLY = 'create, change or delete agents'
 
-export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export interface AgentRouteOptions {
+  /** Told after an agent's change or deletion commits, so that what others derived from its words (the drafter's index) is dropped. */
+  onAgentChanged?: (agentId: string) => void
+}
+
+export const agentRoutes: FastifyPluginAsyncTypebox<AgentRouteOptions> = async (app, { onAgentChanged = () => {} }) => {
   const { db } = app.database
 
   app.post(
@@ -78,6 +83,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const agent = await updateAgent(db, request.principal.workspaceId, request.params.id, request.body)
       if (!agent) throw notFound('Agent')
+      onAgentChanged(agent.id)
       return agent
     },
   )
@@ -88,6 +94,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const deleted = await deleteAgent(db, request.principal.workspaceId, request.params.id)
       if (!deleted) throw notFound('Agent')
+      onAgentChanged(request.params.id)
       return reply.code(204).send(null)
     },
   )

@@ -4,8 +4,8 @@
 import { PostgresAdapter, sql, type Expression, type Kysely } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
-import { MAX_INDEXED_INSTRUCTIONS, MAX_INDEXED_TOOL, MAX_INDEXED_TOOLS } from '../cycles/drafter/assign.js'
-import { words } from '../cycles/drafter/language.js'
+import { MAX_INDEXED_INSTRUCTIONS, MAX_INDEXED_TOOL, MAX_INDEXED_TOOLS } from '../text/agent-text.js'
+import { words } from '../text/language.js'
 
 export interface SearchableAgent {
   id: string

@@ -6,7 +6,6 @@ import type { AgentTable } from './agents.table.js'
 import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { indexAgentForSearch, namedAgentIds, searchAgents, unindexAgentForSearch, type SearchTerm } from './search.js'
-import { agentChanged } from '../cycles/drafter/agent-changes.js'
 import { agentJsonCache, type RowJsonCache } from './json-cache.js'
 
 /** Runs `work` in the caller's transaction, or in a new one: an agent and its search entry are written together. */
@@ -159,7 +158,7 @@ const toDraftingAgent = (row: DraftingRow) => ({ id: row.id, name: row.name, ins
 /**
  * What the drafter knows of the agents it may assign in a larger workspace: the workspace's agents that the texts of `plan.names`
  * name (search.ts namedAgentIds); for each query of `plan.queries` (one per text the drafter will match agents
- * against, cycles/drafter/plan.ts), the workspace's agents it will score best for it (search.ts searchAgents:
+ * against, drafter/plan.ts), the workspace's agents it will score best for it (search.ts searchAgents:
  * full-text search, any agent of the workspace can be found); and those of `alsoIds` that are the workspace's
  * (the agents of a cycle being refined) — only what the drafter reads of them.
  */
@@ -209,7 +208,6 @@ export async function updateAgent(db: Kysely<Database>, workspaceId: string, id:
     if (updated) await indexAgentForSearch(trx, updated, true)
     return updated
   })
-  if (row) agentChanged(row.id)
   return row && toAgent(row)
 }
 
@@ -221,9 +219,6 @@ export async function deleteAgent(db: Kysely<Database>, workspaceId: string, id:
     const result = await trx.deleteFrom('agents').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
     return Number(result.numDeletedRows) > 0
   })
-  if (deleted) {
-    agentChanged(id)
-    agentJsonCache(db).delete(id)
-  }
+  if (deleted) agentJsonCache(db).delete(id)
   return deleted
 }

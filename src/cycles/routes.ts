@@ -9,9 +9,9 @@ import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle } from './schemas.js'
 import { insertCycle, findCycle, listCycles } from './store.js'
-import type { Drafter } from './drafter/types.js'
-import { finishDraft, UnfinishableDraftError } from './drafter/finish.js'
-import { searchPlanOffLoop } from './drafter/builtin.js'
+import type { Drafter } from '../drafter/types.js'
+import { finishDraft, UnfinishableDraftError } from '../drafter/finish.js'
+import { searchPlanOffLoop } from '../drafter/builtin.js'
 
 export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
   async (app) => {

@@ -5,9 +5,9 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Compile } from 'typebox/compile'
-import { draftBuiltin } from '../../src/cycles/drafter/builtin.js'
-import { finishDraft } from '../../src/cycles/drafter/finish.js'
-import { MAX_INSTRUCTIONS } from '../../src/cycles/drafter/refine/instructions.js'
+import { draftBuiltin } from '../../src/drafter/builtin.js'
+import { finishDraft } from '../../src/drafter/finish.js'
+import { MAX_INSTRUCTIONS } from '../../src/drafter/refine/instructions.js'
 import { CycleDefinition, MAX_OPERATORS, MAX_PHASES } from '../../src/cycles/schemas.js'
 import { ADVERSARIAL, longPhases, N } from './fixtures/adversarial.js'
 

@@ -3,10 +3,10 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { draftBuiltin } from '../../src/cycles/drafter/builtin.js'
-import { handles, slug } from '../../src/cycles/drafter/language.js'
-import { splitSteps, splitTrigger } from '../../src/cycles/drafter/steps.js'
-import { AgentIndex } from '../../src/cycles/drafter/assign.js'
+import { draftBuiltin } from '../../src/drafter/builtin.js'
+import { handles, slug } from '../../src/text/language.js'
+import { splitSteps, splitTrigger } from '../../src/drafter/steps.js'
+import { AgentIndex } from '../../src/drafter/assign.js'
 import type { CycleDefinition } from '../../src/cycles/schemas.js'
 
 const agents = [

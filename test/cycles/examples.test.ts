@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects } from '../helpers.js'
-import { evaluateCases, type CasesFile } from '../../src/cycles/drafter/evaluation.js'
+import { evaluateCases, type CasesFile } from '../../src/drafter/evaluation.js'
 
 const load = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as CasesFile
 

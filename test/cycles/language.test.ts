@@ -2,12 +2,12 @@
 // verbs outside the closed list, abbreviations, and pronouns within and across refine instructions.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { draftBuiltin } from '../../src/cycles/drafter/builtin.js'
-import { AgentIndex, indexCacheStats } from '../../src/cycles/drafter/assign.js'
-import { agentChanged } from '../../src/cycles/drafter/agent-changes.js'
-import { isVerb, baseVerb, splitSentences, words, workTerms } from '../../src/cycles/drafter/language.js'
-import { agentiveVerb } from '../../src/cycles/drafter/lexicon.js'
-import { splitSteps } from '../../src/cycles/drafter/steps.js'
+import { draftBuiltin } from '../../src/drafter/builtin.js'
+import { AgentIndex, indexCacheStats } from '../../src/drafter/assign.js'
+import { agentChanged } from '../../src/drafter/agent-changes.js'
+import { isVerb, baseVerb, splitSentences, words, workTerms } from '../../src/text/language.js'
+import { agentiveVerb } from '../../src/text/lexicon.js'
+import { splitSteps } from '../../src/drafter/steps.js'
 import type { CycleDefinition } from '../../src/cycles/schemas.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'

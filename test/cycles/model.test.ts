@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, parseDrafter, type DrafterConfig } from '../../src/config.js'
-import { AGENTS_BUDGET, createModelDrafter } from '../../src/cycles/drafter/model.js'
+import { AGENTS_BUDGET, createModelDrafter } from '../../src/drafter/model.js'
 import { TEST_SECRET_KEY, freshDatabase, send } from '../helpers.js'
 import { startFakeModelServer, type FakeModelServer } from '../fakes/model-server.js'
 

@@ -1,7 +1,7 @@
 // A refine prompt → its instructions, in order: sentences (abbreviation-aware), split again where a
 // clause starts with an instruction verb ("Assign X to Y and make it wait for @z"), at most
 // MAX_INSTRUCTIONS of them; fronted clauses are turned round ("Before Publish, add a step …").
-import { collapseSpaces, splitSentences } from '../language.js'
+import { collapseSpaces, splitSentences } from '../../text/language.js'
 
 /** A refine reads at most this many instructions; the rest are ignored with a warning. */
 export const MAX_INSTRUCTIONS = 100

@@ -1,5 +1,5 @@
 // rename: "Rename Triage to Intake", "Call the last phase Wrap-up", "Triage should be called Intake".
-import type { Phase } from '../../schemas.js'
+import type { Phase } from '../../cycles/schemas.js'
 import { unquote, type Editor, type Handler } from './editor.js'
 
 const MAX_PHASE_NAME = 60

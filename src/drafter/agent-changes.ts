@@ -1,5 +1,5 @@
 // Agents changed or deleted: the drafter's caches of their words (in this thread and in the drafting
-// workers) drop them. Called by the agent store after its write.
+// workers) drop them. app.ts gives it to the agent routes as their onAgentChanged hook, told after the write commits.
 import { BroadcastChannel } from 'node:worker_threads'
 import { forgetAgent } from './assign.js'
 

@@ -4,10 +4,10 @@
 // the scorer's own terms and factors (language.ts workTerms), and a look-up of the agents it names. The
 // database then returns, per query, the agents the scorer will rank best for that text, and every agent the
 // texts name, however many agents the workspace has and however new they are.
-import type { CycleDefinition, Mode } from '../schemas.js'
+import type { CycleDefinition, Mode } from '../cycles/schemas.js'
 import { AgentIndex, VERB_FACTOR, type Match } from './assign.js'
 import { generateCycle } from './generate.js'
-import { workTerms, words, type WorkTerm } from './language.js'
+import { workTerms, words, type WorkTerm } from '../text/language.js'
 import { refineCycle } from './refine/index.js'
 
 export interface PlanRequest {

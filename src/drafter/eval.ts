@@ -4,12 +4,12 @@
 // held-out half passes below 95 %.
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { buildApp } from '../../app.js'
-import { loadConfig } from '../../config.js'
+import { buildApp } from '../app.js'
+import { loadConfig } from '../config.js'
 import { evaluateCases, type CaseResult, type CasesFile } from './evaluation.js'
 
 const DEFAULT_FILES = ['examples.json', 'extra-cases.json', 'paraphrases.json'].map((name) =>
-  fileURLToPath(new URL(`../../../test/cycles/fixtures/${name}`, import.meta.url)),
+  fileURLToPath(new URL(`../../test/cycles/fixtures/${name}`, import.meta.url)),
 )
 const HELD_OUT_TARGET = 0.95
 

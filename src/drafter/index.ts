@@ -1,5 +1,5 @@
 // Chooses the drafting engine from TANDEM_DRAFTER.
-import type { Config } from '../../config.js'
+import type { Config } from '../config.js'
 import { createBuiltinDrafter } from './builtin.js'
 import { createModelDrafter } from './model.js'
 import type { Drafter } from './types.js'

@@ -1,8 +1,8 @@
 // gate: "Make Publish wait for @dana's approval", "Reply should advance automatically", "Add @li to the
 // Review operators", "Remove @sam from Review", "Sign off on Draft reply with @kim", "Have @lee approve it".
-import type { Phase } from '../../schemas.js'
+import type { Phase } from '../../cycles/schemas.js'
 import { capOperators } from '../generate.js'
-import { handles } from '../language.js'
+import { handles } from '../../text/language.js'
 import type { Editor, Handler } from './editor.js'
 
 function setPool(editor: Editor, phase: Phase, add: string[], remove: string[]): void {

@@ -2,8 +2,8 @@
 // it on a worker thread (piscina) under a deadline, so that no prompt can hold up the event loop.
 import { fileURLToPath } from 'node:url'
 import { Piscina } from 'piscina'
-import { AppError } from '../../http/problem.js'
-import { newId } from '../../ids.js'
+import { AppError } from '../http/problem.js'
+import { newId } from '../ids.js'
 import { AgentIndex } from './assign.js'
 import { generateCycle } from './generate.js'
 import { refineCycle } from './refine/index.js'

@@ -1,7 +1,7 @@
 // add: "Add a step after Reply to send a survey", "Insert a QA phase before Publish", "Finish with a
 // summary by Analyst", "Start by translating the ticket", "Add a research step at the beginning".
-import { words } from '../language.js'
-import { MAX_REFERENCE_LENGTH } from '../language.js'
+import { words } from '../../text/language.js'
+import { MAX_REFERENCE_LENGTH } from '../../text/language.js'
 import type { Editor, Handler } from './editor.js'
 
 const PHASE_WORD = /\b(?:steps?|phases?|stages?)\b/i

@@ -1,7 +1,8 @@
 // Which agent does a step? One named in the step (CONVENTIONS.md, Generate 3), else the agent whose
 // name, tools and instructions best match the step's words, stemmed, above a threshold.
 import { distance } from 'fastest-levenshtein'
-import { agentiveStems, contentStems, MAX_REFERENCE_LENGTH, words, workStems } from './language.js'
+import { MAX_INDEXED_INSTRUCTIONS, MAX_INDEXED_TOOL, MAX_INDEXED_TOOLS } from '../text/agent-text.js'
+import { agentiveStems, contentStems, MAX_REFERENCE_LENGTH, words, workStems } from '../text/language.js'
 
 export interface AgentProfile {
   id: string
@@ -34,10 +35,6 @@ export interface Match {
 // in a cache bounded by the size of the text it holds (least recently used first out), from which an
 // agent is dropped when it is changed or deleted (agent-changes.ts).
 const INDEX_CACHE_CHARACTERS = 4_000_000
-// Only so much of an agent is read: a name, the start of its instructions, its first tools.
-export const MAX_INDEXED_INSTRUCTIONS = 4000
-export const MAX_INDEXED_TOOLS = 50
-export const MAX_INDEXED_TOOL = 200
 const indexed = new Map<string, { entry: IndexedAgent; weight: number }>()
 let cachedCharacters = 0
 

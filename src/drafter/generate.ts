@@ -1,8 +1,8 @@
 // Generate mode of the builtin engine: a prompt → a new cycle (CONVENTIONS.md, Generate 1–5).
-import { NIL_UUID } from '../../http/schemas.js'
-import { MAX_OPERATORS, MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../schemas.js'
+import { NIL_UUID } from '../http/schemas.js'
+import { MAX_OPERATORS, MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../cycles/schemas.js'
 import type { AgentIndex } from './assign.js'
-import { baseVerb, capitalise, collapseSpaces, handles, isPronoun, isVerb, objectPhrase, pastParticiple, tokens } from './language.js'
+import { baseVerb, capitalise, collapseSpaces, handles, isPronoun, isVerb, objectPhrase, pastParticiple, tokens } from '../text/language.js'
 import { splitSteps, splitTrigger, type Trigger } from './steps.js'
 
 export interface DraftOutcome {

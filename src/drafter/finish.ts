@@ -3,8 +3,8 @@
 // check. So a 200 from `/draft` is always a body that `POST …/cycles` accepts (agents aside: a phase of
 // `current` that names an agent of another workspace stays as the client sent it).
 import { Compile } from 'typebox/compile'
-import { newId } from '../../ids.js'
-import { CycleDefinition, MAX_OPERATORS, MAX_PHASES, type Phase, type Warning } from '../schemas.js'
+import { newId } from '../ids.js'
+import { CycleDefinition, MAX_OPERATORS, MAX_PHASES, type Phase, type Warning } from '../cycles/schemas.js'
 import type { DraftOutcome } from './types.js'
 
 const checkCycle = Compile(CycleDefinition)

@@ -1,6 +1,6 @@
 // remove: "Remove the Triage phase", "Drop the second step", "Delete the last phase", "Get rid of
 // Publish", "Take out the Draft reply step", "Delete Write newsletter and Publish".
-import type { Phase } from '../../schemas.js'
+import type { Phase } from '../../cycles/schemas.js'
 import type { Editor, Handler } from './editor.js'
 
 function remove(editor: Editor, reference: string, instruction: string): void {

@@ -1,7 +1,7 @@
 // Refine mode of the builtin engine: edit instructions applied in order to `current` (CONVENTIONS.md,
 // Refine). Phases no instruction touches stay exactly as they were, ids included. One module per
 // instruction family; "it" in an instruction is the phase the previous one touched.
-import type { CycleDefinition } from '../../schemas.js'
+import type { CycleDefinition } from '../../cycles/schemas.js'
 import type { DraftContext, DraftOutcome } from '../generate.js'
 import { ADD } from './add.js'
 import { Editor, type Handler } from './editor.js'

@@ -1,6 +1,6 @@
 // reassign: "Assign Reply to Editor", "Let Translator handle the first phase", "Hand off Triage to
 // Helpdesk Copilot", "Publish should be handled by Copywriter", "Use Editor for the second step".
-import { NIL_UUID } from '../../../http/schemas.js'
+import { NIL_UUID } from '../../http/schemas.js'
 import { unquote, type Editor, type Handler } from './editor.js'
 
 function reassign(editor: Editor, phaseRef: string, agentRef: string, instruction: string): void {

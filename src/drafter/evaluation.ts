@@ -1,9 +1,9 @@
 // Scores a drafting engine on a cases file in the form of shared/drafting/examples.json, through the
 // real HTTP route: agents are created in a workspace, each case is drafted and compared with `expect`.
 import type { FastifyInstance } from 'fastify'
-import { NIL_UUID } from '../../http/schemas.js'
-import { newId } from '../../ids.js'
-import type { CycleDefinition, DraftResult, Phase } from '../schemas.js'
+import { NIL_UUID } from '../http/schemas.js'
+import { newId } from '../ids.js'
+import type { CycleDefinition, DraftResult, Phase } from '../cycles/schemas.js'
 
 interface CurrentPhase extends Omit<Phase, 'id' | 'agentId'> {
   key: string

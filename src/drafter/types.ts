@@ -1,5 +1,5 @@
 // What every drafting engine takes and gives.
-import type { CycleDefinition, Mode } from '../schemas.js'
+import type { CycleDefinition, Mode } from '../cycles/schemas.js'
 import type { AgentProfile } from './assign.js'
 import type { DraftOutcome } from './generate.js'
 

@@ -1,5 +1,5 @@
 // Reading a prompt: the trigger clause, then the steps of work in order (CONVENTIONS.md, Generate 1–2).
-import { isVerb, slug, splitSentences, words } from './language.js'
+import { isVerb, slug, splitSentences, words } from '../text/language.js'
 
 export interface Trigger {
   name: string

@@ -1,6 +1,6 @@
 // move: "Move Review before Draft", "Swap the first and second phases", "Move it to the end",
 // "Put Publish before Write newsletter", "Move phase 4 to position 1".
-import type { Phase } from '../../schemas.js'
+import type { Phase } from '../../cycles/schemas.js'
 import type { Editor, Handler } from './editor.js'
 
 function movePhase(editor: Editor, from: number, to: number): void {

@@ -1,9 +1,9 @@
 // A model's answer passes through here: it is repaired where it safely can be — unknown agents become the nil
 // UUID, kept phases keep their ids, bad or duplicate ids are replaced — else rejected. Lengths, caps and the
 // compiled cycle check are then the finishing step's (finish.ts), as for every engine.
-import { NIL_UUID } from '../../http/schemas.js'
-import { newId } from '../../ids.js'
-import { MAX_OPERATORS, MAX_PHASES, type Change, type Phase, type Warning } from '../schemas.js'
+import { NIL_UUID } from '../http/schemas.js'
+import { newId } from '../ids.js'
+import { MAX_OPERATORS, MAX_PHASES, type Change, type Phase, type Warning } from '../cycles/schemas.js'
 import type { DraftOutcome, DraftRequest } from './types.js'
 
 const UUID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|0{8}-0{4}-0{4}-0{4}-0{12}|f{8}-f{4}-f{4}-f{4}-f{12})$/i

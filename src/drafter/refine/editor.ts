@@ -1,10 +1,10 @@
 // The state of a refine: the phases being edited, the changes and warnings so far, and how instructions
 // name phases and agents. Phase references are matched against each phase's name, normalised once.
 import { distance } from 'fastest-levenshtein'
-import { NIL_UUID } from '../../../http/schemas.js'
-import { MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../../schemas.js'
+import { NIL_UUID } from '../../http/schemas.js'
+import { MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../../cycles/schemas.js'
 import { buildPhase, type DraftContext } from '../generate.js'
-import { MAX_REFERENCE_LENGTH, words } from '../language.js'
+import { MAX_REFERENCE_LENGTH, words } from '../../text/language.js'
 
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth']
 /** A name this similar (1 − edit distance / length) to a reference is the phase it means. */
