@@ -8,7 +8,7 @@ import { buildApp } from '../app.js'
 import { loadConfig } from '../config.js'
 import { evaluateCases, type CaseResult, type CasesFile } from './evaluation.js'
 
-const DEFAULT_FILES = ['examples.json', 'extra-cases.json', 'paraphrases.json'].map((name) =>
+const DEFAULT_FILES = ['examples.json', 'extra-cases.json', 'paraphrases.json', 'drafts.json'].map((name) =>
   fileURLToPath(new URL(`../../test/cycles/fixtures/${name}`, import.meta.url)),
 )
 const HELD_OUT_TARGET = 0.95

@@ -16,6 +16,9 @@ interface ExpectedPhase {
   operatorPool?: string[]
   autoAdvance?: boolean
   phaseName?: string
+  /** The goal, or the goals that each pass (a person may word an outcome in more than one way). */
+  goal?: string | string[]
+  instructions?: string | string[]
 }
 
 interface Case {
@@ -62,7 +65,8 @@ function compareCase(testCase: Case, result: DraftResult, current: CycleDefiniti
   if (expect.description !== undefined && result.draft.description !== expect.description) {
     reasons.push(`description is ${show(result.draft.description)}, expected ${show(expect.description)}`)
   }
-  if (expect.warnings && result.warnings.length === 0) reasons.push('expected at least one warning, got none')
+  if (expect.warnings === true && result.warnings.length === 0) reasons.push('expected at least one warning, got none')
+  if (expect.warnings === false && result.warnings.length > 0) reasons.push(`expected no warning, got ${show(result.warnings.map((w) => w.detail))}`)
   const phases = result.draft.phasesTemplate
   if (phases.length !== expect.phases.length) {
     reasons.push(`${phases.length} phases (${phases.map((p) => `${show(p.phaseName)} → ${nameOf(p.agentId)}`).join(', ')}), expected ${expect.phases.length}`)
@@ -83,6 +87,12 @@ function compareCase(testCase: Case, result: DraftResult, current: CycleDefiniti
     if (wanted.operatorPool !== undefined) expected.operatorPool = wanted.operatorPool
     if (wanted.autoAdvance !== undefined) expected.autoAdvance = wanted.autoAdvance
     if (wanted.phaseName !== undefined) expected.phaseName = wanted.phaseName
+    for (const field of ['goal', 'instructions'] as const) {
+      const accepted = wanted[field]
+      if (accepted === undefined) continue
+      const list = Array.isArray(accepted) ? accepted : [accepted]
+      if (!list.includes(phase[field])) reasons.push(`${at}: ${field} is ${show(phase[field])}, expected ${list.map(show).join(' or ')}`)
+    }
     for (const [field, value] of Object.entries(expected) as Array<[keyof Phase, unknown]>) {
       if (show(phase[field]) !== show(value)) {
         const got = field === 'agentId' ? nameOf(phase.agentId) : phase[field]
