@@ -41,8 +41,11 @@ for (const path of paths) {
     const splits = new Set(results.map((r) => r.split))
     if (splits.size > 1 || !splits.has('all')) {
       for (const [split, rate] of rates(results, (r) => r.split)) console.log(`  ${split.padEnd(34)} ${rate}`)
-      console.log('  per family (tuning + held-out):')
-      for (const [family, rate] of rates(results, (r) => r.family)) console.log(`    ${family.padEnd(32)} ${rate}`)
+      console.log('  per family: all, then tuning | held-out')
+      for (const [family, rate] of rates(results, (r) => r.family)) {
+        const halves = rates(results.filter((r) => r.family === family), (r) => r.split).sort(([a], [b]) => (a === 'tuning' ? -1 : b === 'tuning' ? 1 : 0))
+        console.log(`    ${family.padEnd(32)} ${rate.padEnd(16)} ${halves.map(([, half]) => half).join(' | ')}`)
+      }
       const heldOut = results.filter((r) => r.split === 'held-out')
       if (heldOut.length > 0 && heldOut.filter((r) => r.pass).length / heldOut.length < HELD_OUT_TARGET) failed = true
     } else if (results.some((r) => !r.pass)) {

@@ -2,7 +2,7 @@
 import { NIL_UUID } from '../http/schemas.js'
 import { MAX_OPERATORS, MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../cycles/schemas.js'
 import type { AgentIndex } from './assign.js'
-import { baseVerb, capitalise, collapseSpaces, handles, isPronoun, isVerb, objectPhrase, pastParticiple, tokens } from '../text/language.js'
+import { baseVerb, capitalise, collapseSpaces, DETERMINERS, handles, isPronoun, isVerb, objectPhrase, objectSpan, pastParticiple, shownTokens, tokens } from '../text/language.js'
 import { splitSteps, splitTrigger, type Trigger } from './steps.js'
 
 export interface DraftOutcome {
@@ -35,28 +35,91 @@ export function isOperatorStep(step: string): boolean {
   return OPERATOR_ACTOR.some((pattern) => pattern.test(step.trim()))
 }
 
-/** The words after the step's actor: "have Editor proofread X" → "proofread X"; "Analyst pulls X" → "pulls X". */
-function actionWords(stepTokens: string[], named: Named): string[] {
-  let ws = stepTokens
-  if (['have', 'let', 'ask', 'get', 'tell'].includes(ws[0]?.toLowerCase() ?? '')) ws = ws.slice(1)
-  if (named && named.index === stepTokens.length - ws.length) ws = ws.slice(named.length)
-  ws = ws.filter((w) => !w.startsWith('@'))
-  if (ws[0]?.toLowerCase() === 'to') ws = ws.slice(1)
-  // A person who is neither an agent nor an operator ("Dr. Smith reviews …", "Prof. Lee drafts …"): the
-  // capitalised words before the verb are the actor, not the work.
-  if (!isVerb(ws[0]) && /^\p{Lu}/u.test(ws[0] ?? '')) {
-    for (let i = 1; i < Math.min(ws.length, 4); i++) {
-      if (isVerb(ws[i]) && /^\p{Ll}/u.test(ws[i] as string)) return ws.slice(i)
-      if (!/^\p{Lu}/u.test(ws[i] as string)) break
-    }
+const DELEGATION = new Set(['have', 'let', 'ask', 'get', 'tell'])
+const SUBJECT_DETERMINERS = new Set(['the', 'our', 'your', 'their', 'a', 'an', 'my'])
+const capitalised = (word: string | undefined) => /^\p{Lu}/u.test(word ?? '')
+/** "finds", "drafts": a verb as a subject's (third person) — not "support" in "support ticket". */
+const thirdPerson = (word: string | undefined) => word !== undefined && /^\p{Ll}+s$/u.test(word) && isVerb(word)
+
+/**
+ * Where the work of a step begins, after its actor: "have Editor proofread X", "the Researcher finds X",
+ * "Analyst pulls X", "Dr. Smith reviews X" → the verb. `agent`: the actor is the step's agent (its name is
+ * not part of the step's instructions then).
+ */
+function actionStart(stepTokens: string[], named: Named): { start: number; agent: boolean } {
+  let i = DELEGATION.has(stepTokens[0]?.toLowerCase() ?? '') ? 1 : 0
+  if (named && (named.index === i || (named.index === i + 1 && SUBJECT_DETERMINERS.has(stepTokens[i]?.toLowerCase() ?? '')))) {
+    let start = named.index + named.length
+    while (stepTokens[start]?.startsWith('@')) start++
+    if (stepTokens[start]?.toLowerCase() === 'to') start++
+    return { start, agent: true }
   }
-  return ws
+  while (stepTokens[i]?.startsWith('@')) i++
+  if (stepTokens[i]?.toLowerCase() === 'to') i++
+  if (isVerb(stepTokens[i])) return { start: i, agent: false }
+  // A person or role who is not the step's agent ("Dr. Smith reviews …", "the writer drafts …"): the words
+  // before the verb are the actor, not the work.
+  const from = SUBJECT_DETERMINERS.has(stepTokens[i]?.toLowerCase() ?? '') ? i + 1 : i
+  for (let k = from + 1; k < Math.min(stepTokens.length, from + 4); k++) {
+    const subject = stepTokens.slice(from, k)
+    if (subject.every(capitalised) && isVerb(stepTokens[k]) && /^\p{Ll}/u.test(stepTokens[k] as string)) return { start: k, agent: false }
+    if (from > i && thirdPerson(stepTokens[k]) && subject.every((w) => !isVerb(w))) return { start: k, agent: false }
+    if (!capitalised(stepTokens[k]) && from === i) break
+  }
+  return { start: i, agent: false }
 }
 
 type Named = ReturnType<AgentIndex['named']>
 
-function namePhase(stepTokens: string[], named: Named): { phaseName: string; goal: string } {
-  const ws = actionWords(stepTokens, named)
+/** What a pronoun object ("triage it", "proofread them") stands for: the work before, or what the trigger names. */
+export type Antecedent = string[]
+
+const PARTICLES = new Set(['up', 'out', 'down', 'off', 'over', 'together', 'back'])
+// Replying has no object that is done: its outcome is the reply ("Reply sent to customer").
+const REPLYING = new Set(['reply', 'respond'])
+const COMPLEMENT = new Set(['into', 'to'])
+
+/** The outcome of a step: its object and the verb's past participle ("Sources found"), never "… done", never the actor. */
+function goalOf(action: string[], shown: string[], phaseName: string, antecedent: Antecedent | undefined): string {
+  if (!isVerb(action[0])) return `${phaseName} complete`
+  const verb = baseVerb(action[0] as string)
+  let rest = action.slice(1)
+  let seen = shown.slice(1)
+  let particle = ''
+  if (PARTICLES.has(rest[0]?.toLowerCase() ?? '') && !isPronoun(rest[1])) {
+    particle = ` ${(rest[0] as string).toLowerCase()}`
+    rest = rest.slice(1)
+    seen = seen.slice(1)
+  }
+  const participle = pastParticiple(verb)
+  if (REPLYING.has(verb) || (verb === 'answer' && rest[0]?.toLowerCase() === 'to')) {
+    const to = rest.findIndex((w) => w.toLowerCase() === 'to')
+    const recipient = to === -1 ? [] : objectPhrase(rest.slice(to + 1), 3)
+    return recipient.length > 0 ? `Reply sent to ${recipient.join(' ')}` : 'Reply sent'
+  }
+  const span = objectSpan(rest, seen)
+  const end = span.end
+  let object = span.words
+  const pronoun = rest[0] !== undefined && isPronoun(rest[0]) && !POSSESSIVES.has(rest[0].toLowerCase())
+  if (pronoun && antecedent && antecedent.length > 0) object = antecedent
+  if (object.length > 0) {
+    let complement = ''
+    const preposition = rest[end]?.toLowerCase() ?? ''
+    if (COMPLEMENT.has(preposition) && !(preposition === 'to' && isVerb(rest[end + 1]))) {
+      const target = objectSpan(rest.slice(end + 1), seen.slice(end + 1), 3).words
+      if (target.length > 0) complement = ` ${preposition} ${target.join(' ')}`
+    }
+    return `${capitalise(object.join(' '))} ${participle}${particle}${complement}`
+  }
+  const at = rest.findIndex((w) => !isPronoun(w))
+  const preposition = rest[at]?.toLowerCase() ?? ''
+  const indirect = PREPOSITION_OBJECT.has(preposition) ? objectPhrase(rest.slice(at + 1), 3) : []
+  return capitalise(`${participle}${particle}${indirect.length > 0 ? ` ${preposition} ${indirect.join(' ')}` : ''}`)
+}
+
+const POSSESSIVES = new Set(['its', 'their', 'his', 'her', 'our', 'your', 'my'])
+
+function namePhase(ws: string[]): string {
   const verbAt = isVerb(ws[0]) ? 0 : -1
   if (verbAt === 0) {
     const verb = baseVerb(ws[0] as string)
@@ -69,14 +132,23 @@ function namePhase(stepTokens: string[], named: Named): { phaseName: string; goa
       const indirect = objectPhrase(rest.slice(at + 1), 3)
       if (indirect.length > 0) object = [preposition, ...indirect]
     }
-    const phaseName = capitalise([verb, ...object].join(' ')).slice(0, MAX_PHASE_NAME).trim()
-    const direct = object.length > 0 && !PREPOSITION_OBJECT.has(object[0] as string)
-    const goal = direct ? `${capitalise(object.join(' '))} ${pastParticiple(verb)}` : `${capitalise([verb, ...object].join(' '))} done`
-    return { phaseName, goal }
+    return capitalise([verb, ...object].join(' ')).slice(0, MAX_PHASE_NAME).trim()
   }
   const object = objectPhrase(ws)
-  const phaseName = capitalise((object.length > 0 ? object : ws.slice(0, 4)).join(' ') || 'Step').slice(0, MAX_PHASE_NAME).trim()
-  return { phaseName, goal: `${phaseName} done` }
+  return capitalise((object.length > 0 ? object : ws.slice(0, 4)).join(' ') || 'Step').slice(0, MAX_PHASE_NAME).trim()
+}
+
+/**
+ * The step's own words from its work on ("The Researcher finds sources" → "Find sources."): the actor dropped
+ * when it is the step's agent, and then its verbs in the base form ("… and builds a chart" → "… and build a chart").
+ */
+function instructionsOf(step: string, at: number, agentDropped: boolean): string {
+  if (!agentDropped || at === 0) return sentence(step)
+  const text = step.slice(at)
+  const first = /^[\p{L}-]+/u.exec(text)?.[0] ?? ''
+  const base = isVerb(first) ? baseVerb(first) : first
+  const rest = text.slice(first.length).replace(/\b(and|then|,)\s+(\p{Ll}+s)\b/gu, (whole, joint: string, word: string) => (thirdPerson(word) ? `${joint} ${baseVerb(word)}` : whole))
+  return sentence(`${base}${rest}`)
 }
 
 const sentence = (text: string) => {
@@ -84,19 +156,42 @@ const sentence = (text: string) => {
   return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`
 }
 
-/** One phase from one step of work, with its agent, operators and gate. */
-export function buildPhase(step: string, context: DraftContext, warnings: Warning[]): Phase {
+/** The object a phase's name gives its work ("Write newsletter" → newsletter), for a pronoun in the step after it. */
+export function antecedentOf(phase: Phase | undefined): Antecedent | undefined {
+  if (!phase) return undefined
+  const ws = tokens(phase.phaseName)
+  return isVerb(ws[0]) ? objectPhrase(ws.slice(1)).map((w) => w.toLowerCase()) : undefined
+}
+
+/** What a trigger names ("a customer reports a bug" → bug; "a support ticket arrives" → support ticket), for "triage it". */
+export function triggerAntecedent(trigger: Trigger | null): Antecedent | undefined {
+  if (!trigger) return undefined
+  const ws = tokens(trigger.phrase)
+  const verbAt = ws.findIndex((w, i) => i > 0 && (thirdPerson(w) || (/ed$/.test(w) && isVerb(w))))
+  if (verbAt === -1) return undefined
+  const object = objectPhrase(ws.slice(verbAt + 1))
+  if (object.length > 0 && !PREPOSITION_OBJECT.has(ws[verbAt + 1]?.toLowerCase() ?? '')) return object
+  return ws.slice(0, verbAt).filter((w) => !DETERMINERS.has(w.toLowerCase()) && !AUXILIARIES.has(w.toLowerCase()))
+}
+
+const AUXILIARIES = new Set(['is', 'are', 'was', 'were', 'gets', 'got', 'has', 'have', 'been', 'be'])
+
+/** One phase from one step of work, with its agent, operators and gate; `antecedent` is what "it" in the step is. */
+export function buildPhase(step: string, context: DraftContext, warnings: Warning[], antecedent?: Antecedent): Phase {
+  const shown = shownTokens(step)
   const stepTokens = tokens(step)
   const stepWords = stepTokens.map((w) => w.toLowerCase())
   const named = context.agents.named(stepWords)
   const agent = named ? named.agent : context.agents.bestMatch(stepWords).agent
   const operators = step.includes('@') ? capOperators(handles(step), warnings) : []
-  const { phaseName, goal } = namePhase(stepTokens, named)
+  const { start, agent: agentIsActor } = actionStart(stepTokens, named)
+  const action = stepTokens.slice(start)
+  const phaseName = namePhase(action.filter((w) => !w.startsWith('@')))
   const phase: Phase = {
     id: context.newId(),
     agentId: agent ? agent.id : NIL_UUID,
-    goal,
-    instructions: sentence(step),
+    goal: goalOf(action, shown.slice(start).map((t) => t.word), phaseName, antecedent).slice(0, 200),
+    instructions: instructionsOf(step, shown[start]?.at ?? 0, agentIsActor),
     autoAdvance: operators.length === 0 && !GATE_WORDS.test(step),
     phaseName,
     operatorPool: operators,
@@ -143,7 +238,7 @@ export function generateCycle(prompt: string, context: DraftContext): DraftOutco
       warnings.push({ code: 'too-many-steps', detail: `The prompt has more steps than a cycle may hold; only the first ${MAX_PHASES} became phases.` })
       break
     }
-    const phase = buildPhase(step, context, warnings)
+    const phase = buildPhase(step, context, warnings, antecedentOf(previous) ?? triggerAntecedent(trigger))
     if (isOperatorStep(step)) phase.autoAdvance = false
     phases.push(phase)
   }

@@ -258,9 +258,35 @@ export function objectPhrase(rest: string[], limit = 4): string[] {
   for (const word of rest) {
     const lower = word.toLowerCase()
     if (PREPOSITIONS.has(lower) || word.startsWith('@')) break
-    if (DETERMINERS.has(lower) || PRONOUNS.has(lower)) continue
+    if (DETERMINERS.has(lower) || (PRONOUNS.has(lower) && !isAcronym(word))) continue
     object.push(word)
     if (object.length === limit) break
   }
   return object
 }
+
+/**
+ * The object of a clause that starts after its verb, as objectPhrase reads it, in the words as shown (possessives
+ * kept: "last week's sales numbers"): `words` of `rest` (lower case, possessives dropped, as tokens() gives them)
+ * read, `shown` the same words as written; `end` is where the object stops.
+ */
+export function objectSpan(rest: string[], shown: string[], limit = 4): { words: string[]; end: number } {
+  const object: string[] = []
+  let i = 0
+  for (; i < rest.length; i++) {
+    const lower = (rest[i] as string).toLowerCase()
+    if (PREPOSITIONS.has(lower) || lower.startsWith('@')) break
+    if (DETERMINERS.has(lower) || (PRONOUNS.has(lower) && !isAcronym(shown[i] ?? ''))) continue
+    object.push(shown[i] ?? (rest[i] as string))
+    if (object.length === limit) return { words: object, end: i + 1 }
+  }
+  return { words: object, end: i }
+}
+
+/** Words of a text as written, possessives kept, one for each of tokens(). */
+export function shownTokens(text: string): Array<{ word: string; at: number }> {
+  return [...text.matchAll(/@?[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu)].map((m) => ({ word: m[0], at: m.index }))
+}
+
+/** "IT", "QA": capitals only — not the pronoun "it". */
+const isAcronym = (word: string): boolean => word.length > 1 && /^\p{Lu}+$/u.test(word)

@@ -221,3 +221,15 @@ export function isAbbreviation(word: string): boolean {
   // Dotted abbreviations ("e.g.", "U.S.") too.
   return ABBREVIATIONS.has(lower) || /^(?:[a-z]\.)+[a-z]$/.test(lower)
 }
+
+// Nouns of work whose stem is not their verb's ("publication" → publish): a phase may be named by its verb's noun.
+const NOMINALS: Record<string, string> = {
+  publication: 'publish', approval: 'approve', analysis: 'analyse', summary: 'summarise', delivery: 'deliver',
+  creation: 'create', classification: 'classify', removal: 'remove', submission: 'submit', verification: 'verify',
+  qualification: 'qualify', notification: 'notify', payment: 'pay', shipment: 'ship', reproduction: 'reproduce',
+}
+
+/** The verb a noun of work names ("publication" → publish, "analysis" → analyse), else null. */
+export function nominalVerb(noun: string): string | null {
+  return NOMINALS[noun.toLowerCase()] ?? null
+}

@@ -39,10 +39,10 @@ describe('adversarial prompts', () => {
     const ignored = warnings.find((w) => w.code === 'too-many-instructions')
     assert.ok(ignored, 'a warning names the cap')
     assert.match(ignored.detail, new RegExp(`at most ${MAX_INSTRUCTIONS} instructions; the ${11111 - MAX_INSTRUCTIONS} after them were ignored`))
-    // Every fourth phase's long name has the word "zz" (the closest match): the first 25 instructions drop
-    // those, the next 75 find nothing and warn, and the 11,011 after them are not read.
-    assert.equal(draft.phasesTemplate.length, 75)
-    assert.equal(warnings.filter((w) => w.code === 'unknown-phase').length, MAX_INSTRUCTIONS - 25)
+    // Every fourth phase's long name has the word "zz": the 25 match equally, so each of the 100 instructions read
+    // changes nothing and says which phases it could mean; the 11,011 after them are not read.
+    assert.equal(draft.phasesTemplate.length, 100)
+    assert.equal(warnings.filter((w) => w.code === 'ambiguous-phase').length, MAX_INSTRUCTIONS)
   })
 
   it('12,000 @handles in one step: one phase with the first 100 as operators and a warning', () => {

@@ -30,8 +30,8 @@ for (const dialect of dialects()) {
   }
 }
 
-for (const dialect of dialects()) {
-  describe(`drafter paraphrase set (${dialect})`, () => {
+for (const dialect of dialects()) for (const [file, atLeast] of [['paraphrases.json', 150], ['drafts.json', 60]] as const) {
+  describe(`drafter paraphrase set ${file} (${dialect})`, () => {
     let app: FastifyInstance
     before(async () => {
       app = await build(dialect)
@@ -39,9 +39,9 @@ for (const dialect of dialects()) {
     after(() => app.close())
 
     it('passes every tuning case, at least 95 % of the held-out half, and covers every family in both halves', async () => {
-      const cases = load('paraphrases.json')
+      const cases = load(file)
       const results = await evaluateCases(app, cases)
-      assert.ok(cases.cases.length >= 150)
+      assert.ok(cases.cases.length >= atLeast)
       const tuning = results.filter((r) => r.split === 'tuning')
       const heldOut = results.filter((r) => r.split === 'held-out')
       assert.deepEqual(tuning.filter((r) => !r.pass).map((r) => `${r.id}: ${r.reasons.join('; ')}`), [])

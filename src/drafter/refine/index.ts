@@ -3,7 +3,7 @@
 // instruction family; "it" in an instruction is the phase the previous one touched.
 import type { CycleDefinition } from '../../cycles/schemas.js'
 import type { DraftContext, DraftOutcome } from '../generate.js'
-import { ADD } from './add.js'
+import { ADD, insertPlacedWork } from './add.js'
 import { Editor, type Handler } from './editor.js'
 import { GATES } from './gate.js'
 import { instructions, MAX_INSTRUCTIONS } from './instructions.js'
@@ -23,6 +23,7 @@ export function refineCycle(prompt: string, current: CycleDefinition, context: D
   for (const instruction of read) {
     const handler = HANDLERS.find(([pattern]) => pattern.test(instruction))
     if (!handler) {
+      if (insertPlacedWork(editor, instruction)) continue
       editor.warnings.push({ code: 'not-understood', detail: `Could not understand "${instruction.slice(0, 400)}"; it changed nothing.` })
       continue
     }

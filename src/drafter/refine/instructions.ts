@@ -17,9 +17,22 @@ const FRONTED_ADD = /^(before|after)\s+([^,]{1,200}),\s*(add|insert|put|include|
 // "For the first phase, use Translator" → "use Translator for the first phase".
 const FRONTED_FOR = /^for\s+([^,]{1,200}),\s*(use|assign|let|have)\s+(.+)$/i
 
+// "Before Pull metrics, research industry benchmarks" → "add a step before Pull metrics to research …" (a
+// clause that is itself an edit — "After Proofread, make Publish wait for @tom" — is left as it is).
+const FRONTED_PLACEMENT = /^(?:(?:just|right|directly|immediately)\s+)?(before|after)\s+([^,]{1,200}),\s*(.+)$/i
+const ADD_VERB = /^(?:add|insert|append|include)\b/i
+const EDIT_VERB = /^(?:remove|drop|delete|skip|cut|rename|retitle|assign|reassign|move|shift|swap|switch|make|change|set|use|put|place|describe|trigger)\b/i
+const NOT_A_PHASE = /^(?:it|this|that|they|them|the\s+(?:cycle|run))\b/i
+
 function turnRound(instruction: string): string {
   const add = FRONTED_ADD.exec(instruction)
   if (add) return `${add[3]} ${add[4]} ${add[1]} ${add[2]}${add[5] ? ` ${add[5]}` : ''}`
+  const placed = FRONTED_PLACEMENT.exec(instruction)
+  if (placed && !NOT_A_PHASE.test(placed[2] as string)) {
+    const [, where, reference, clause] = placed as unknown as [string, string, string, string]
+    if (ADD_VERB.test(clause)) return `${clause} ${where} ${reference}`
+    if (!EDIT_VERB.test(clause)) return `add a step ${where} ${reference} to ${clause}`
+  }
   const forClause = FRONTED_FOR.exec(instruction)
   if (forClause) return /^(?:use)$/i.test(forClause[2] as string) ? `use ${forClause[3]} for ${forClause[1]}` : `${forClause[2]} ${forClause[1]} to ${forClause[3]}`
   return instruction
