@@ -2,7 +2,7 @@
 import { NIL_UUID } from '../http/schemas.js'
 import { MAX_OPERATORS, MAX_PHASES, type Change, type CycleDefinition, type Phase, type Warning } from '../cycles/schemas.js'
 import type { AgentIndex } from './assign.js'
-import { baseVerb, capitalise, collapseSpaces, DETERMINERS, handles, isPronoun, isVerb, objectPhrase, objectSpan, pastParticiple, shownTokens, tokens } from '../text/language.js'
+import { baseVerb, capitalise, collapseSpaces, DETERMINERS, handles, isPronoun, isVerb, objectPhrase, objectSpan, pastParticiple, shownTokens, tokens, words } from '../text/language.js'
 import { splitSteps, splitTrigger, type Trigger } from './steps.js'
 
 export interface DraftOutcome {
@@ -202,6 +202,18 @@ export function buildPhase(step: string, context: DraftContext, warnings: Warnin
   return phase
 }
 
+// "hand them to the Writer", "pass the notes on to Editor": what a step hands on, said as a step of its own.
+const HAND_ON = /^(?:hand|pass|forward|give|send)(?:s|es|ed)?\s+(?:[^,;]{0,60}?\s+)?(?:over\s+|on\s+|off\s+)?to\s+((?:the\s+)?.+)$/i
+
+/** A step that only hands the work on to another agent: it belongs to the instructions of the phase before it. */
+function handsOn(step: string, context: DraftContext): boolean {
+  const match = HAND_ON.exec(step.trim())
+  if (!match) return false
+  const recipient = words((match[1] as string).replace(/^the\s+/i, ''))
+  const named = context.agents.named(recipient)
+  return named !== null && named.index === 0 && named.length === recipient.length
+}
+
 /** At most MAX_OPERATORS handles per phase; past that a warning says how many were left out. */
 export function capOperators(pool: string[], warnings: Warning[], phaseName = 'a phase'): string[] {
   if (pool.length <= MAX_OPERATORS) return pool
@@ -230,6 +242,11 @@ export function generateCycle(prompt: string, context: DraftContext): DraftOutco
   const phases: Phase[] = []
   for (const step of splitSteps(body, context.agents.names())) {
     const previous = phases[phases.length - 1]
+    if (previous && handsOn(step, context)) {
+      const [verb = ''] = step.trim().split(/\s/, 1)
+      previous.instructions = `${previous.instructions} ${sentence(`${baseVerb(verb)}${step.trim().slice(verb.length)}`)}`
+      continue
+    }
     if (isOperatorStep(step) && previous) {
       gatePhase(previous, step, warnings)
       continue

@@ -97,7 +97,13 @@ export const isVerb = (word: string | undefined): boolean => {
 /** The base form of a verb as written ("pulls" → "pull", "translating" → "translate"). */
 export function baseVerb(word: string): string {
   const lower = word.toLowerCase()
-  return VERB_BASE.get(stem(lower)) ?? verbLemma(lower) ?? lower
+  const base = VERB_BASE.get(stem(lower)) ?? verbLemma(lower) ?? lower
+  // A word that is a noun too ("passes", "hands") is its own lemma to compromise: the plain endings say it.
+  if (base === lower && lower.endsWith('s')) {
+    const shorter = /(?:ss|sh|ch|x|z)es$/.test(lower) ? lower.slice(0, -2) : lower.slice(0, -1)
+    if (verbLemma(shorter) === shorter) return shorter
+  }
+  return base
 }
 
 /** Stems of the verbs an agent's name says it does ("Contract Negotiator" → negoti). */

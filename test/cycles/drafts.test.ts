@@ -49,6 +49,13 @@ describe('goals and instructions worth keeping', () => {
     assert.deepEqual(instructions('Have the Translator translate the contract into German.'), ['Translate the contract into German.'])
     assert.deepEqual(instructions('Dr. Smith reviews the contract.'), ['Dr. Smith reviews the contract.'])
   })
+
+  it('what a step hands on to another agent joins its instructions, not a phase of its own', () => {
+    const { draft } = generate('First the Researcher finds sources, then hands them to the Writer, then the Writer drafts a reply.')
+    assert.deepEqual(draft.phasesTemplate.map((p) => [p.agentId, p.instructions]), [['researcher', 'Find sources. Hand them to the Writer.'], ['writer', 'Draft a reply.']])
+    assert.deepEqual(generate('Researcher finds sources and passes them to the Writer.').draft.phasesTemplate.map((p) => p.instructions), ['Find sources and pass them to the Writer.'])
+    assert.equal(generate('Draft a reply, then send the reply to the customer.').draft.phasesTemplate.length, 2, 'the customer is not an agent: sending is work')
+  })
 })
 
 describe('insertions', () => {

@@ -85,6 +85,7 @@ function splitReference(editor: Editor, text: string): [string, string] {
 }
 
 const DELEGATION = /^(?:have|let|get|ask)\s+/i
+const PLACEMENTS_TRIED = 3
 
 /**
  * Work placed by a trailing clause: "Research industry benchmarks before Pull metrics", "Translate the newsletter
@@ -93,11 +94,12 @@ const DELEGATION = /^(?:have|let|get|ask)\s+/i
  */
 export function insertPlacedWork(editor: Editor, instruction: string): boolean {
   const { text, agentId } = assignment(editor, instruction, instruction)
-  const clauses = [...text.matchAll(/,?\s+(?:(?:just|right|directly|immediately)\s+)?(before|after)\s+/gi)].reverse()
+  // A phase reference is short: only the last few clauses, and only references of a name's length, are tried.
+  const clauses = [...text.matchAll(/,?\s+(?:(?:just|right|directly|immediately)\s+)?(before|after)\s+/gi)].slice(-PLACEMENTS_TRIED).reverse()
   for (const clause of clauses) {
     const work = text.slice(0, clause.index).trim()
     const reference = text.slice((clause.index as number) + clause[0].length)
-    if (!work || !(isVerb(words(work)[0]) || DELEGATION.test(work))) continue
+    if (reference.length > MAX_REFERENCE_LENGTH || !work || !(isVerb(words(work.slice(0, 60))[0]) || DELEGATION.test(work))) continue
     const index = editor.find(reference)
     if (index === -1) continue
     editor.insert((clause[1] as string).toLowerCase() === 'before' ? index : index + 1, work, agentId)
