@@ -81,7 +81,11 @@ const COMPLEMENT = new Set(['into', 'to'])
 
 /** The outcome of a step: its object and the verb's past participle ("Sources found"), never "… done", never the actor. */
 function goalOf(action: string[], shown: string[], phaseName: string, antecedent: Antecedent | undefined): string {
-  if (!isVerb(action[0])) return `${phaseName} complete`
+  if (!isVerb(action[0])) {
+    // "Sales numbers pulled" already says its outcome; "QA" is an activity: "QA complete".
+    const last = phaseName.split(' ').at(-1) ?? ''
+    return /^\p{Ll}+(?:ed|en)$/u.test(last) && isVerb(last) ? phaseName : `${phaseName} complete`
+  }
   const verb = baseVerb(action[0] as string)
   let rest = action.slice(1)
   let seen = shown.slice(1)
@@ -143,8 +147,10 @@ function namePhase(ws: string[]): string {
  * when it is the step's agent, and then its verbs in the base form ("… and builds a chart" → "… and build a chart").
  */
 function instructionsOf(step: string, at: number, agentDropped: boolean): string {
-  if (!agentDropped || at === 0) return sentence(step)
-  const text = step.slice(at)
+  const leading = /^[\p{L}-]+/u.exec(step.trimStart())?.[0] ?? ''
+  // "Translating the ticket" (from "Start by translating the ticket"), "Checks the links": the base form too.
+  if ((!agentDropped || at === 0) && !(/^\p{L}+(?:ing|s)$/u.test(leading) && isVerb(leading) && baseVerb(leading) !== leading.toLowerCase())) return sentence(step)
+  const text = agentDropped ? step.slice(at) : step.trimStart()
   const first = /^[\p{L}-]+/u.exec(text)?.[0] ?? ''
   const base = isVerb(first) ? baseVerb(first) : first
   const rest = text.slice(first.length).replace(/\b(and|then|,)\s+(\p{Ll}+s)\b/gu, (whole, joint: string, word: string) => (thirdPerson(word) ? `${joint} ${baseVerb(word)}` : whole))

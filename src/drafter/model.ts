@@ -34,6 +34,8 @@ Rules:
 - One phase per step of work, in order. A leading "when/whenever/each time/every/once/on …" clause is the trigger: triggerName is its event as a lower-case kebab-case slug without determiners ("When a support ticket arrives" → "support-ticket-arrives"); with no such clause it is "manual".
 - Assign each phase to the listed agent that the step names, else the one whose name, instructions and tools fit best; when none fits, use ${NIL_UUID}.
 - Every @handle in a step goes into that phase's operatorPool (without the @). A step that mentions an operator or asks for approval, sign-off, confirmation or to wait for someone has autoAdvance false; others true. A step done by an operator ("@lee reviews it") is not a phase: it adds the operator to the previous phase and sets that phase's autoAdvance to false.
+- phaseName is the step's verb and object ("Draft reply"); goal is the step's outcome in a few words, its object and past participle ("Reply drafted"), never "… done" and never the agent's name; instructions are the step's own words without the agent's name.
+- In refine mode, a phase may be named by a word of its name or its verb's noun ("the draft" is "Draft reply"); when two phases fit equally, change neither and say so in a warning. A new phase "handled by/assigned to/done by" an agent goes to that agent, before or after or between the phases its placement clause names.
 - In refine mode, apply the instructions to the current cycle and keep every phase you do not change exactly as it is, with its id. New phases have id null.`
 
 // What of the agents goes to the model: each agent cut to these sizes, and agents (best candidates first)

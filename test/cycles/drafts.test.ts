@@ -50,6 +50,13 @@ describe('goals and instructions worth keeping', () => {
     assert.deepEqual(instructions('Dr. Smith reviews the contract.'), ['Dr. Smith reviews the contract.'])
   })
 
+  it('a step written as a gerund or an outcome, and an activity without a verb', () => {
+    const start = refine('Start by translating the ticket.', replies()).draft.phasesTemplate[0]!
+    assert.deepEqual([start.goal, start.instructions], ['Ticket translated', 'Translate the ticket.'])
+    assert.deepEqual(generate('- Sales numbers pulled').draft.phasesTemplate.map((p) => p.goal), ['Sales numbers pulled'])
+    assert.equal(refine('Insert a QA step before Send reply.', replies()).draft.phasesTemplate[2]!.goal, 'QA complete')
+  })
+
   it('what a step hands on to another agent joins its instructions, not a phase of its own', () => {
     const { draft } = generate('First the Researcher finds sources, then hands them to the Writer, then the Writer drafts a reply.')
     assert.deepEqual(draft.phasesTemplate.map((p) => [p.agentId, p.instructions]), [['researcher', 'Find sources. Hand them to the Writer.'], ['writer', 'Draft a reply.']])
