@@ -32,6 +32,7 @@ const KINDS = {
   'idempotency-key-reused': { status: 422, title: 'The idempotency key was used with another request' },
   // Problems of a run (its `error` and its phases' `error`), not answers to a request.
   'agent-unavailable': { status: 422, title: 'The agent cannot be called' },
+  'agent-misconfigured': { status: 422, title: 'The agent\'s providerType and authMode cannot work together' },
   'agent-unreachable': { status: 502, title: 'The agent could not be reached' },
   'agent-rejected': { status: 502, title: 'The agent refused the task' },
   'agent-failed': { status: 502, title: 'The agent reported a failure' },
