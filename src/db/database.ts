@@ -12,6 +12,7 @@ import type { StreamEventHeadTable, StreamEventTable } from '../events/events.ta
 import type { WebhookDeliveryTable, WebhookTable } from '../events/webhooks/webhooks.table.js'
 import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
+import type { AssetTable } from '../assets/assets.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -31,4 +32,5 @@ export interface Database {
   jobs: JobTable
   runs: RunTable
   run_tasks: RunTaskTable
+  assets: AssetTable
 }

@@ -26,7 +26,7 @@ const KINDS = {
   'request-timeout': { status: 408, title: 'The request took too long to arrive' },
   'headers-too-large': { status: 431, title: 'The request headers are too large' },
   'uri-too-long': { status: 414, title: 'The URL is too long' },
-  'unsupported-media-type': { status: 415, title: 'The body must be application/json' },
+  'unsupported-media-type': { status: 415, title: 'The body\'s media type is not accepted here' },
   'misdirected-request': { status: 421, title: 'This server does not answer for that host name' },
   unprocessable: { status: 422, title: 'The request cannot be carried out' },
   'idempotency-key-reused': { status: 422, title: 'The idempotency key was used with another request' },
