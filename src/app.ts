@@ -25,6 +25,7 @@ import { credentialRoutes } from './credentials/routes.js'
 import { attachVault, openVault, type Vault } from './credentials/vault.js'
 import { agentRoutes } from './agents/routes.js'
 import { assetRoutes } from './assets/routes.js'
+import { templateRoutes } from './templates/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
 import { cycleRoutes } from './cycles/routes.js'
@@ -184,6 +185,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(principalRoutes)
       await api.register(agentRoutes)
       await api.register(assetRoutes)
+      await api.register(templateRoutes)
       await api.register(credentialRoutes(vault))
       await api.register(streamRoutes)
       await api.register(chatRoutes)

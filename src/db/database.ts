@@ -13,6 +13,7 @@ import type { WebhookDeliveryTable, WebhookTable } from '../events/webhooks/webh
 import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
 import type { AssetTable } from '../assets/assets.table.js'
+import type { AgentTemplateTable } from '../templates/templates.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -33,4 +34,5 @@ export interface Database {
   runs: RunTable
   run_tasks: RunTaskTable
   assets: AssetTable
+  agent_templates: AgentTemplateTable
 }

@@ -15,6 +15,7 @@ import * as traceContext from './migrations/0036_trace_context.js'
 import * as agentSearchScoring from './migrations/0037_agent_search_scoring.js'
 import * as agentVersion from './migrations/0038_agent_version.js'
 import * as assets from './migrations/0050_assets.js'
+import * as agentTemplates from './migrations/0051_agent_templates.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0037_agent_search_scoring': agentSearchScoring,
   '0038_agent_version': agentVersion,
   '0050_assets': assets,
+  '0051_agent_templates': agentTemplates,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
