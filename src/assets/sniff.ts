@@ -17,10 +17,13 @@ export function isImageType(type: string): type is ImageType {
   return Object.hasOwn(IMAGE_TYPES, type)
 }
 
-const accepted = () => Object.keys(IMAGE_TYPES).join(', ')
+const accepted = () => {
+  const types = Object.keys(IMAGE_TYPES)
+  return `${types.slice(0, -1).join(', ')} or ${types.at(-1)}`
+}
 
 export function refuseMediaType(type: string): AppError {
-  return new AppError('unsupported-media-type', `Send the image with Content-Type ${accepted()}${type ? `, not ${type}` : ''}.`)
+  return new AppError('unsupported-media-type', `Send the image with Content-Type ${accepted()}${type ? ` (this body is ${type})` : ''}.`)
 }
 
 /** The image's dimensions, when its bytes are the declared type within the bounds; else the problem to answer. */
