@@ -32,9 +32,13 @@ export const templateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const template = await insertTemplate(db, request.principal.workspaceId, request.body)
-      if (!template) throw new AppError('conflict', `The workspace already has a template with the id ${request.body.id}.`, [{ pointer: '/id', detail: 'is taken in this workspace' }])
-      return reply.code(201).header('location', `/api/agent-templates/${template.id}`).send(template)
+      const template = await reply.withTransaction(async (trx) => {
+        const template = await insertTemplate(trx, request.principal.workspaceId, request.body)
+        if (!template) throw new AppError('conflict', `The workspace already has a template with the id ${request.body.id}.`, [{ pointer: '/id', detail: 'is taken in this workspace' }])
+        reply.code(201).header('location', `/api/agent-templates/${template.id}`)
+        return template
+      })
+      return reply.send(template)
     },
   )
 

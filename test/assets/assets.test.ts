@@ -128,6 +128,21 @@ for (const dialect of dialects()) {
       assert.match(res.json().detail, /at most 1048576 bytes/)
     })
 
+    it('honours Idempotency-Key: the same bytes get the first answer again, other bytes with the key are a 422', async () => {
+      const before = await count()
+      const first = await upload(png(20, 20), 'image/png', { ...member, 'idempotency-key': 'avatar-upload-1' })
+      assert.equal(first.statusCode, 201)
+      const again = await upload(png(20, 20), 'image/png', { ...member, 'idempotency-key': 'avatar-upload-1' })
+      assert.equal(again.statusCode, 201)
+      assert.equal(again.headers['idempotent-replayed'], 'true')
+      assert.equal(again.headers.location, first.headers.location)
+      assert.deepEqual(again.json(), first.json())
+      const other = await upload(png(21, 20), 'image/png', { ...member, 'idempotency-key': 'avatar-upload-1' })
+      assert.equal(other.statusCode, 422)
+      assert.equal(other.json().type, 'urn:tandem:problem:idempotency-key-reused')
+      assert.equal(await count(), before + 1)
+    })
+
     it("hides another workspace's asset behind 404 (JSON, content and delete); a missing id is 404 too", async () => {
       const asset = (await upload(png(3, 3), 'image/png')).json()
       for (const url of [`/api/assets/${asset.id}`, `/api/assets/${asset.id}/content`]) {

@@ -105,6 +105,20 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'GET', '/api/agent-templates/taken', undefined, admin)).json().name, TEMPLATE.name)
     })
 
+    it('honours Idempotency-Key on create: a retry gets the first answer, and a refusal is answered the same again', async () => {
+      const key = { ...admin, 'idempotency-key': 'template-1' }
+      const first = await create({ ...TEMPLATE, id: 'idempotent' }, key)
+      assert.equal(first.statusCode, 201)
+      const again = await create({ ...TEMPLATE, id: 'idempotent' }, key)
+      assert.equal(again.headers['idempotent-replayed'], 'true')
+      assert.deepEqual(again.json(), first.json())
+      const taken = { ...admin, 'idempotency-key': 'template-2' }
+      assert.equal((await create({ ...TEMPLATE, id: 'idempotent' }, taken)).statusCode, 409)
+      const replayed = await create({ ...TEMPLATE, id: 'idempotent' }, taken)
+      assert.equal(replayed.statusCode, 409)
+      assert.equal(replayed.headers['idempotent-replayed'], 'true')
+    })
+
     it('keeps built-in templates read-only (403) and their ids out of the workspace (400 /id)', async () => {
       assert.equal((await send(app, 'PATCH', '/api/agent-templates/builtin:claude-triage', { name: 'Mine' }, admin)).statusCode, 403)
       assert.equal((await send(app, 'DELETE', '/api/agent-templates/builtin:claude-triage', undefined, admin)).statusCode, 403)
