@@ -6,6 +6,8 @@ import { Timestamp, Uuid } from '../http/schemas.js'
 export const IMAGE_TYPES = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' } as const
 export type ImageType = keyof typeof IMAGE_TYPES
 export const MAX_ASSET_PIXELS_PER_SIDE = 4096
+/** Pixels a viewer decodes over all frames of an animation: four full-size frames, or 256 frames of 512 × 512. */
+export const MAX_ASSET_DECODED_PIXELS = 4 * 4096 * 4096
 
 export const Asset = Type.Object(
   {

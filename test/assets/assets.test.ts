@@ -120,6 +120,26 @@ for (const dialect of dialects()) {
       assert.equal(await count(), before)
     })
 
+    it('bounds the pixels an animation asks a viewer to decode: four 4096 × 4096 frames, and one more frame is a 422', async () => {
+      const taken: Array<[Buffer, string]> = [
+        [png(4096, 4096, 4), 'image/png'], [webp(4096, 4096, 4), 'image/webp'], [gif(1024, 1024, 64), 'image/gif'], [gif(64, 64, 1000), 'image/gif'],
+      ]
+      for (const [image, type] of taken) assert.equal((await upload(image, type)).statusCode, 201, type)
+      const before = await count()
+      const refused: Array<[Buffer, string]> = [
+        [png(4096, 4096, 5), 'image/png'], [webp(4096, 4096, 5), 'image/webp'], [gif(1024, 1024, 65), 'image/gif'],
+        // A 10 × 10 screen whose one frame is 65535 × 65535: the frame's own size counts.
+        [gif(10, 10, 1, [65535, 65535]), 'image/gif'],
+      ]
+      for (const [image, type] of refused) {
+        assert.ok(image.length < 4096, 'a small file')
+        const res = await upload(image, type)
+        assert.equal(res.statusCode, 422, `${type}: ${res.body}`)
+        assert.match(res.json().detail, /frames add up to \d+ pixels/)
+      }
+      assert.equal(await count(), before)
+    })
+
     it('takes TANDEM_ASSET_MAX_BYTES (default 1 MiB) and refuses one byte more with 413', async () => {
       assert.equal((await upload(pngOfSize(MiB), 'image/png')).statusCode, 201)
       const res = await upload(pngOfSize(MiB + 1), 'image/png')

@@ -12,7 +12,7 @@ function chunk(type: string, data: Buffer): Buffer {
 }
 
 /** A whole PNG: `width` × `height` black pixels, 1 bit each (rows of zeros deflate to almost nothing). */
-export function png(width: number, height: number): Buffer {
+export function png(width: number, height: number, frames?: number): Buffer {
   const header = Buffer.alloc(13)
   header.writeUInt32BE(width, 0)
   header.writeUInt32BE(height, 4)
@@ -21,7 +21,9 @@ export function png(width: number, height: number): Buffer {
   const rowBytes = 1 + Math.ceil(width / 8)
   // A bomb's header (huge dimensions) with a token IDAT: what it would decode to is never produced here.
   const raw = width * height <= 16384 * 16384 ? Buffer.alloc(rowBytes * Math.min(height, 8192)) : Buffer.alloc(rowBytes)
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))])
+  // An animated PNG (APNG) declares its frame count in acTL, before the first IDAT.
+  const animation = frames === undefined ? [] : [chunk('acTL', Buffer.from([0, 0, 0, 0, 0, 0, 0, 0].map((_, i) => (i < 4 ? (frames >>> (8 * (3 - i))) & 0xff : 0))))]
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), ...animation, chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))])
 }
 
 export function jpeg(width: number, height: number): Buffer {
@@ -30,23 +32,36 @@ export function jpeg(width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from([0xff, 0xd8]), app0, sof, Buffer.from([0xff, 0xd9])])
 }
 
-export function gif(width: number, height: number): Buffer {
+/** A GIF whose logical screen is `width` × `height`, with `frames` frames of `frameSize` (default: the screen). */
+export function gif(width: number, height: number, frames = 0, frameSize: [number, number] = [width, height]): Buffer {
   const screen = Buffer.alloc(7)
   screen.writeUInt16LE(width, 0)
   screen.writeUInt16LE(height, 2)
-  return Buffer.concat([Buffer.from('GIF89a', 'latin1'), screen, Buffer.from([0x3b])])
+  const frame = Buffer.alloc(10)
+  frame[0] = 0x2c
+  frame.writeUInt16LE(frameSize[0], 5)
+  frame.writeUInt16LE(frameSize[1], 7)
+  const control = Buffer.from([0x21, 0xf9, 0x04, 0x00, 0x0a, 0x00, 0x00, 0x00]) // graphic control extension: 100 ms
+  const data = Buffer.from([0x02, 0x02, 0x4c, 0x01, 0x00]) // LZW minimum code size, one sub-block, terminator
+  const body = Array.from({ length: frames }, () => [control, frame, data]).flat()
+  return Buffer.concat([Buffer.from('GIF89a', 'latin1'), screen, ...body, Buffer.from([0x3b])])
 }
 
-/** An extended WebP (VP8X) header: the canvas size is stored minus one, in 24 bits. */
-export function webp(width: number, height: number): Buffer {
-  const file = Buffer.alloc(30)
-  file.write('RIFF', 0, 'latin1')
-  file.writeUInt32LE(22, 4)
-  file.write('WEBP', 8, 'latin1')
-  file.write('VP8X', 12, 'latin1')
-  file.writeUInt32LE(10, 16)
-  file.writeUIntLE(width - 1, 24, 3)
-  file.writeUIntLE(height - 1, 27, 3)
+/** An extended WebP (VP8X) header (the canvas size is stored minus one, in 24 bits), with `frames` ANMF chunks. */
+export function webp(width: number, height: number, frames = 0): Buffer {
+  const header = Buffer.alloc(30)
+  header.write('RIFF', 0, 'latin1')
+  header.write('WEBP', 8, 'latin1')
+  header.write('VP8X', 12, 'latin1')
+  header.writeUInt32LE(10, 16)
+  if (frames > 0) header[20] = 0x02 // animation flag
+  header.writeUIntLE(width - 1, 24, 3)
+  header.writeUIntLE(height - 1, 27, 3)
+  const frame = Buffer.alloc(24)
+  frame.write('ANMF', 0, 'latin1')
+  frame.writeUInt32LE(16, 4)
+  const file = Buffer.concat([header, ...Array.from({ length: frames }, () => frame)])
+  file.writeUInt32LE(file.length - 8, 4)
   return file
 }
 
