@@ -233,3 +233,28 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+describe('OpenAPI: templates and assets', () => {
+  it('declares every new operation with named schemas', async () => {
+    const app = await build('sqlite')
+    try {
+      const document = (await send(app, 'GET', '/openapi.json')).json()
+      const operation = (path: string, method: string) => document.paths[path]?.[method]
+      const expected: Array<[string, string, string]> = [
+        ['/api/agent-templates', 'post', 'createAgentTemplate'], ['/api/agent-templates', 'get', 'listAgentTemplates'],
+        ['/api/agent-templates/{id}', 'get', 'getAgentTemplate'], ['/api/agent-templates/{id}', 'patch', 'updateAgentTemplate'],
+        ['/api/agent-templates/{id}', 'delete', 'deleteAgentTemplate'], ['/api/assets', 'post', 'uploadAsset'],
+        ['/api/assets/{id}', 'get', 'getAsset'], ['/api/assets/{id}/content', 'get', 'getAssetContent'], ['/api/assets/{id}', 'delete', 'deleteAsset'],
+      ]
+      for (const [path, method, id] of expected) assert.equal(operation(path, method)?.operationId, id, `${method} ${path}`)
+      for (const name of ['AgentTemplate', 'AgentTemplatePage', 'CreateAgentTemplate', 'UpdateAgentTemplate', 'TemplateAgent', 'Asset']) assert.ok(document.components.schemas[name], name)
+      assert.equal(operation('/api/agent-templates', 'post').requestBody.content['application/json'].schema.$ref, '#/components/schemas/CreateAgentTemplate')
+      assert.deepEqual(Object.keys(operation('/api/assets', 'post').requestBody.content).sort(), ['image/gif', 'image/jpeg', 'image/png', 'image/webp'])
+      assert.equal(operation('/api/assets', 'post').responses['201'].content['application/json'].schema.$ref, '#/components/schemas/Asset')
+      assert.ok(operation('/api/assets/{id}/content', 'get').responses['200'].content['image/png'])
+      assert.ok(operation('/api/assets', 'post').parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'idempotency-key'))
+    } finally {
+      await app.close()
+    }
+  })
+})
