@@ -24,6 +24,8 @@ import { principalRoutes } from './principals/routes.js'
 import { credentialRoutes } from './credentials/routes.js'
 import { attachVault, openVault, type Vault } from './credentials/vault.js'
 import { agentRoutes } from './agents/routes.js'
+import { assetRoutes } from './assets/routes.js'
+import { templateRoutes } from './templates/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
 import { cycleRoutes } from './cycles/routes.js'
@@ -184,6 +186,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(principalRoutes)
       // The agents tell the drafter of changes (it keeps their words indexed): agents import nothing of it.
       await api.register(agentRoutes, { onAgentChanged: agentChanged })
+      await api.register(assetRoutes)
+      await api.register(templateRoutes)
       await api.register(credentialRoutes(vault))
       await api.register(streamRoutes)
       await api.register(chatRoutes)

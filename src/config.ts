@@ -57,6 +57,8 @@ export interface Config {
   metricsToken: string | null
   /** Redis for the rate limit shared by every instance; null: counted per instance. */
   redisUrl: string | null
+  /** TANDEM_ASSET_MAX_BYTES: the largest image POST /api/assets takes (AGENTS.md, avatars). */
+  assetMaxBytes: number
 }
 
 /** The run engine's settings (README "Runs"). */
@@ -270,5 +272,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accessLog: parseBoolean('TANDEM_ACCESS_LOG', env.TANDEM_ACCESS_LOG, false),
     metricsToken: parseToken(env.TANDEM_METRICS_TOKEN),
     redisUrl: parseRedisUrl(env.TANDEM_REDIS_URL),
+    assetMaxBytes: parseInteger('TANDEM_ASSET_MAX_BYTES', env.TANDEM_ASSET_MAX_BYTES ?? String(1024 * 1024), 1, 16 * 1024 * 1024),
   }
 }

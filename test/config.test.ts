@@ -35,6 +35,7 @@ describe('configuration', () => {
       accessLog: false,
       metricsToken: null,
       redisUrl: null,
+      assetMaxBytes: 1048576,
     })
   })
 

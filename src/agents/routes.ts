@@ -7,6 +7,7 @@ import { decodeCursor, toPage } from '../http/pagination.js'
 import { notFound } from '../http/problem.js'
 import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { deleteAgent, findAgentJson, insertAgent, listAgentJson, updateAgent } from './store.js'
+import { fillFromTemplate } from '../templates/apply.js'
 
 // An agent carries a credential to its endpoint: a member must not be able to redirect it (RUNS.md).
 const ADMIN_ONLY = 'create, change or delete agents'
@@ -27,13 +28,15 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AgentRouteOptions> = async (
       schema: {
         tags: ['agents'],
         operationId: 'createAgent', summary: 'Create an agent',
+        description: 'With a `templateId` that names a template (built-in or the workspace\'s), every field the body leaves out comes from the template (`capabilities` field by field); the body\'s fields win and the agent keeps its templateId.',
         body: CreateAgentBody,
         response: { 201: Agent, ...ProblemResponses },
       },
     },
     async (request, reply) => {
       const agent = await reply.withTransaction(async (trx) => {
-        const agent = await insertAgent(trx, request.principal.workspaceId, request.body)
+        const body = await fillFromTemplate(trx, request.principal.workspaceId, request.body)
+        const agent = await insertAgent(trx, request.principal.workspaceId, body)
         reply.code(201).header('location', `/api/agents/${agent.id}`)
         return agent
       })

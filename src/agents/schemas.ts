@@ -6,29 +6,29 @@ import { Name } from '../http/names.js'
 export const PROVIDER_TYPES = ['custom_webhook', 'custom_token_only', 'claude', 'mistral', 'elevenlabs', 'copilot_studio', 'cursor'] as const
 export const AUTH_MODES = ['api_key', 'direct_line', 'none'] as const
 
-const ProviderType = StringEnum(PROVIDER_TYPES)
-const AuthMode = StringEnum(AUTH_MODES)
-const Instructions = Type.String({ maxLength: 20000 })
+export const ProviderType = StringEnum(PROVIDER_TYPES)
+export const AuthMode = StringEnum(AUTH_MODES)
+export const Instructions = Type.String({ maxLength: 20000 })
 export const MAX_CONFIG_BYTES = 64 * 1024
 export const MAX_TOOL_NAME_LENGTH = 128
 export const MAX_TEMPLATE_ID_LENGTH = 256
 
 // The size bound is a keyword of our validator (src/http/validation.ts): JSON Schema cannot say it.
-const Config = Type.Object({}, {
+export const Config = Type.Object({}, {
   additionalProperties: true,
   'x-max-serialized-bytes': MAX_CONFIG_BYTES,
   description: `Free-form object, stored as sent; at most ${MAX_CONFIG_BYTES} bytes as JSON (UTF-8)`,
 })
-const Tools = Type.Array(Type.String({ maxLength: MAX_TOOL_NAME_LENGTH }), { maxItems: 50 })
+export const Tools = Type.Array(Type.String({ maxLength: MAX_TOOL_NAME_LENGTH }), { maxItems: 50 })
 const TemplateId = Type.String({ maxLength: MAX_TEMPLATE_ID_LENGTH })
-const EndpointUrl = Type.String({
+export const EndpointUrl = Type.String({
   format: 'uri',
   maxLength: 2048,
   pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+',
   description: 'an absolute http or https URL',
 })
 
-const CapabilitiesInput = Type.Object(
+export const CapabilitiesInput = Type.Object(
   { streaming: Type.Optional(Type.Boolean()), tools: Type.Optional(Tools) },
   { additionalProperties: false },
 )

@@ -12,6 +12,8 @@ import type { StreamEventHeadTable, StreamEventTable } from '../events/events.ta
 import type { WebhookDeliveryTable, WebhookTable } from '../events/webhooks/webhooks.table.js'
 import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
+import type { AssetTable } from '../assets/assets.table.js'
+import type { AgentTemplateTable } from '../templates/templates.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -31,4 +33,6 @@ export interface Database {
   jobs: JobTable
   runs: RunTable
   run_tasks: RunTaskTable
+  assets: AssetTable
+  agent_templates: AgentTemplateTable
 }

@@ -14,6 +14,8 @@ import * as agentSearch from './migrations/0035_agent_search.js'
 import * as traceContext from './migrations/0036_trace_context.js'
 import * as agentSearchScoring from './migrations/0037_agent_search_scoring.js'
 import * as agentVersion from './migrations/0038_agent_version.js'
+import * as assets from './migrations/0050_assets.js'
+import * as agentTemplates from './migrations/0051_agent_templates.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -31,6 +33,8 @@ const migrations: Record<string, Migration> = {
   '0036_trace_context': traceContext,
   '0037_agent_search_scoring': agentSearchScoring,
   '0038_agent_version': agentVersion,
+  '0050_assets': assets,
+  '0051_agent_templates': agentTemplates,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

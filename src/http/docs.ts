@@ -79,6 +79,8 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       },
       tags: [
         { name: 'agents', description: 'AI agents of the workspace' },
+        { name: 'agent-templates', description: 'Built-in and workspace templates to create agents from' },
+        { name: 'assets', description: 'Images (agent avatars), kept in the database' },
         { name: 'streams', description: 'Where agents and operators work together' },
         { name: 'chat', description: 'Rich-text messages of a stream, with edits and revisions' },
         { name: 'cycles', description: 'Drafting and saving cycle definitions' },

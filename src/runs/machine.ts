@@ -21,6 +21,7 @@ import { enqueueJob } from '../jobs/index.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import type { AgentOutput, ProblemCode } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
+import { authModeProblem } from './adapters/auth-mode.js'
 import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
 import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem } from './schemas.js'
@@ -165,6 +166,8 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   if (!agent) return failPhase(t, run, phase, runProblem('agent-unavailable', `The agent ${phase.agentId} of phase "${phase.phaseName}" no longer exists.`))
   const adapter = adapterFor(agent.providerType)
   if (!adapter) return failPhase(t, run, phase, runProblem('agent-unavailable', `Agents of providerType ${agent.providerType} cannot be called by this server.`))
+  const misconfigured = authModeProblem({ providerType: agent.providerType, authMode: agent.authMode, hasCredential: agent.credentialId !== null })
+  if (misconfigured) return failPhase(t, run, phase, runProblem('agent-misconfigured', misconfigured))
   phase.attempts += 1
   const at = now()
   const taskId = newId()

@@ -204,7 +204,7 @@ for (const dialect of dialects()) {
       const agentId = await createAgent(app, { name: 'direct line without secret', providerType: 'copilot_studio', authMode: 'direct_line', endpointUrl: 'http://127.0.0.1:1' })
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId }]))
       const failed = await runIn(app, run.id, ['failed', 'succeeded'], 20000)
-      assert.equal(failed.error.type, 'urn:tandem:problem:agent-unavailable')
+      assert.equal(failed.error.type, 'urn:tandem:problem:agent-misconfigured')
       assert.match(failed.error.detail, /Direct Line secret/)
     })
   })

@@ -28,7 +28,10 @@ export interface AgentTarget {
   endpointUrl: string | null
   config: JsonObject
   instructions: string | null
-  /** The decrypted credential secret, or null when the agent names none. Never logged, never in a problem. */
+  /**
+   * The decrypted credential secret, or null when the agent names none. Never logged, never in a problem. An
+   * adapter behind the registry sees an effective authMode (never null) and no secret when it is `none`.
+   */
   secret: string | null
 }
 
@@ -47,7 +50,7 @@ export interface AdapterContext {
 
 export type AgentOutput = { text: string } | { content: Content }
 
-export type ProblemCode = 'agent-failed' | 'agent-rejected' | 'agent-unavailable' | 'agent-unreachable' | 'agent-timeout' | 'egress-denied'
+export type ProblemCode = 'agent-failed' | 'agent-rejected' | 'agent-unavailable' | 'agent-misconfigured' | 'agent-unreachable' | 'agent-timeout' | 'egress-denied'
 
 export type DeliveryOutcome =
   /** The answer is here: the engine posts it and advances the phase. */

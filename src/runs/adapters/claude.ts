@@ -1,8 +1,9 @@
 // providerType `claude`: the Anthropic Messages API (`POST {base}/messages`) through the AI SDK's Anthropic
-// provider, with `system` = the agent's instructions and `x-api-key` = the credential.
+// provider, with `system` = the agent's instructions and `x-api-key` = the credential (none under authMode none).
 import { createAnthropic } from '@ai-sdk/anthropic'
 import type { Adapter } from './adapter.js'
 import { answerWithModel } from './ai-sdk.js'
+import { fetchWithoutCredential } from './auth-mode.js'
 import { configString, maxTokens, vendorBase } from './outcome.js'
 import { buildPrompt } from './prompt.js'
 
@@ -14,11 +15,10 @@ export const claudeAdapter: Adapter = {
   unavailable(agent) {
     if (!configString(agent, 'model')) return 'config.model is not set (e.g. "claude-sonnet-4-5").'
     if (agent.config.maxTokens !== undefined && maxTokens(agent.config) === null) return 'config.maxTokens must be a positive integer.'
-    if (!agent.secret) return 'The agent has no credential (the Anthropic API key).'
     return null
   },
   async deliver(payload, agent, context) {
-    const provider = createAnthropic({ baseURL: vendorBase(agent, ANTHROPIC_BASE), apiKey: agent.secret ?? '', fetch: context.fetch })
+    const provider = createAnthropic({ baseURL: vendorBase(agent, ANTHROPIC_BASE), apiKey: agent.secret ?? '', fetch: agent.secret ? context.fetch : fetchWithoutCredential(context, ['x-api-key']) })
     return answerWithModel('Anthropic', provider(configString(agent, 'model') as string), buildPrompt(payload), context, {
       maxOutputTokens: maxTokens(agent.config) ?? DEFAULT_MAX_TOKENS,
       secret: agent.secret,

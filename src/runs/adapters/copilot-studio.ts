@@ -47,11 +47,8 @@ async function readReplies(state: JsonObject, agent: AgentTarget, context: Adapt
 
 export const copilotStudioAdapter: Adapter = {
   providerType: 'copilot_studio',
-  unavailable(agent) {
-    if (agent.authMode !== null && agent.authMode !== 'direct_line') return `authMode must be direct_line (it is ${agent.authMode}).`
-    if (!agent.secret) return 'The agent has no credential (the Direct Line secret).'
-    return null
-  },
+  // authMode direct_line and its secret are checked by the registry (auth-mode.ts).
+  unavailable: () => null,
   async deliver(payload, agent, context) {
     const started = await callJson(VENDOR, context, conversationsUrl(agent), { method: 'POST', headers: headers(agent) })
     if (!started.ok) return started.outcome

@@ -1,5 +1,5 @@
 // providerType `cursor`: the Cursor background agents API. deliver() launches an agent on `config.repository`
-// at `config.ref` (`POST {base}/v0/agents`, Basic auth with the API key as user name); each poll() reads
+// at `config.ref` (`POST {base}/v0/agents`, the API key as a Bearer token, none under authMode none); each poll() reads
 // `GET {base}/v0/agents/{id}` once until FINISHED (the summary and the pull request are the output) or
 // ERROR/EXPIRED (agent-failed). The poll state holds the Cursor agent id only.
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome, JsonObject } from './adapter.js'
@@ -11,7 +11,7 @@ const VENDOR = 'Cursor'
 const WORKING = new Set(['CREATING', 'RUNNING', 'PENDING'])
 
 function headers(agent: AgentTarget): Record<string, string> {
-  return { authorization: `Basic ${Buffer.from(`${agent.secret}:`).toString('base64')}` }
+  return agent.secret ? { authorization: `Bearer ${agent.secret}` } : {}
 }
 
 function finishedText(agent: Record<string, unknown>): string | null {
@@ -49,7 +49,6 @@ export const cursorAdapter: Adapter = {
     if (!configString(agent, 'repository')) return 'config.repository is not set (e.g. "https://github.com/acme/app").'
     if (agent.config.ref !== undefined && !configString(agent, 'ref')) return 'config.ref must be a non-empty string.'
     if (agent.config.autoCreatePr !== undefined && typeof agent.config.autoCreatePr !== 'boolean') return 'config.autoCreatePr must be a boolean.'
-    if (!agent.secret) return 'The agent has no credential (the Cursor API key).'
     return null
   },
   async deliver(payload, agent, context) {

@@ -48,7 +48,6 @@ export const customWebhook: Adapter = {
   providerType: 'custom_webhook',
   unavailable(agent: AgentTarget) {
     if (!agent.endpointUrl) return 'the agent has no endpointUrl to deliver its tasks to'
-    if (agent.authMode === 'api_key' && agent.secret === null) return 'authMode is api_key but the agent has no credential'
     return null
   },
   async deliver(payload, agent, context): Promise<DeliveryOutcome> {

@@ -117,7 +117,6 @@ export const elevenLabsAdapter: Adapter = {
   providerType: 'elevenlabs',
   unavailable(agent) {
     if (!configString(agent, 'agentId')) return 'config.agentId is not set (the ElevenLabs agent id).'
-    if (agent.authMode === 'api_key' && !agent.secret) return 'The agent has authMode api_key but no credential (the ElevenLabs API key).'
     return null
   },
   async deliver(payload, agent, context) {

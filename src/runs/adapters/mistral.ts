@@ -1,9 +1,10 @@
 // providerType `mistral`: with `config.agentId`, the Agents API (`POST {base}/agents/completions`, plain HTTP:
 // the AI SDK has no agents endpoint); otherwise chat completions with `config.model` through the AI SDK's
-// Mistral provider. The credential is sent as a Bearer token either way.
+// Mistral provider. The credential is sent as a Bearer token either way (nothing under authMode none).
 import { createMistral } from '@ai-sdk/mistral'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
 import { answerWithModel } from './ai-sdk.js'
+import { fetchWithoutCredential } from './auth-mode.js'
 import { callJson, configString, isObject, malformed, maxTokens, vendorBase } from './outcome.js'
 import { buildPrompt, promptAsText, type Prompt } from './prompt.js'
 
@@ -21,7 +22,7 @@ async function answerWithAgent(agentId: string, prompt: Prompt, agent: AgentTarg
   const tokens = maxTokens(agent.config)
   const reply = await callJson('Mistral', context, `${vendorBase(agent, MISTRAL_BASE)}/agents/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${agent.secret}` },
+    headers: agent.secret ? { authorization: `Bearer ${agent.secret}` } : {},
     body: { agent_id: agentId, messages: [{ role: 'user', content: promptAsText(prompt) }], ...(tokens ? { max_tokens: tokens } : {}) },
   })
   if (!reply.ok) return reply.outcome
@@ -39,14 +40,13 @@ export const mistralAdapter: Adapter = {
       return 'Neither config.model (chat completions, e.g. "mistral-large-latest") nor config.agentId (Agents API) is set.'
     }
     if (agent.config.maxTokens !== undefined && maxTokens(agent.config) === null) return 'config.maxTokens must be a positive integer.'
-    if (!agent.secret) return 'The agent has no credential (the Mistral API key).'
     return null
   },
   async deliver(payload, agent, context) {
     const prompt = buildPrompt(payload)
     const agentId = configString(agent, 'agentId')
     if (agentId) return answerWithAgent(agentId, prompt, agent, context)
-    const provider = createMistral({ baseURL: vendorBase(agent, MISTRAL_BASE), apiKey: agent.secret ?? '', fetch: context.fetch })
+    const provider = createMistral({ baseURL: vendorBase(agent, MISTRAL_BASE), apiKey: agent.secret ?? '', fetch: agent.secret ? context.fetch : fetchWithoutCredential(context, ['authorization']) })
     const tokens = maxTokens(agent.config)
     return answerWithModel('Mistral', provider(configString(agent, 'model') as string), prompt, context, {
       ...(tokens ? { maxOutputTokens: tokens } : {}),

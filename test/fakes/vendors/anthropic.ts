@@ -1,5 +1,5 @@
-// A local Anthropic Messages API (`POST /v1/messages`): checks `x-api-key`, answers each request with the next
-// scripted step.
+// A local Anthropic Messages API (`POST /v1/messages`): checks `x-api-key` (apiKey null: a keyless gateway that
+// takes any request), answers each request with the next scripted step.
 import { failureReply, script, startHttpFake, type HttpFake } from './http.js'
 
 export interface ModelStep {
@@ -10,11 +10,11 @@ export interface ModelStep {
   delayMs?: number
 }
 
-export async function startAnthropicFake(apiKey: string): Promise<HttpFake & { base: string; steps: ReturnType<typeof script<ModelStep>> }> {
+export async function startAnthropicFake(apiKey: string | null): Promise<HttpFake & { base: string; steps: ReturnType<typeof script<ModelStep>> }> {
   const steps = script<ModelStep>({ text: 'It is a bug.' })
   const fake = await startHttpFake((exchange) => {
     if (exchange.method !== 'POST' || exchange.path !== '/v1/messages') return { status: 404, body: { type: 'error', error: { type: 'not_found_error', message: 'no route' } } }
-    if (exchange.headers['x-api-key'] !== apiKey) return { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } } }
+    if (apiKey !== null && exchange.headers['x-api-key'] !== apiKey) return { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } } }
     const step = steps.take()
     const failure = failureReply(step)
     if (failure) return failure

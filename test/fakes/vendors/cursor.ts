@@ -1,4 +1,5 @@
-// A local Cursor background agents API: `POST /v0/agents` launches (Basic auth with the key as user name),
+// A local Cursor background agents API: `POST /v0/agents` launches (the key as a Bearer token;
+// apiKey null: a keyless gateway),
 // `GET /v0/agents/{id}` reports the next scripted status of that agent.
 import { failureReply, script, startHttpFake, type HttpFake } from './http.js'
 
@@ -15,7 +16,7 @@ export interface CursorStep {
   noBranch?: boolean
 }
 
-export async function startCursorFake(apiKey: string) {
+export async function startCursorFake(apiKey: string | null) {
   const launches = script<CursorStep>({ agentStatus: 'CREATING' })
   const looks = script<CursorStep>({ agentStatus: 'FINISHED', summary: 'Fixed the login bug.', prUrl: 'https://github.com/acme/app/pull/7' })
   const launched: Array<{ id: string; body: any }> = []
@@ -29,7 +30,7 @@ export async function startCursorFake(apiKey: string) {
     createdAt: new Date().toISOString(),
   })
   const fake: HttpFake = await startHttpFake((exchange) => {
-    if (exchange.headers.authorization !== `Basic ${Buffer.from(`${apiKey}:`).toString('base64')}`) return { status: 401, body: { error: 'Unauthorized' } }
+    if (apiKey !== null && exchange.headers.authorization !== `Bearer ${apiKey}`) return { status: 401, body: { error: 'Unauthorized' } }
     if (exchange.method === 'POST' && exchange.path === '/v0/agents') {
       const step = launches.take()
       const failure = failureReply(step)

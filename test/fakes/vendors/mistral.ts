@@ -1,13 +1,13 @@
 // A local Mistral API: chat completions (`POST /v1/chat/completions`) and the Agents API
-// (`POST /v1/agents/completions`), Bearer key checked, each request answered with the next scripted step.
+// (`POST /v1/agents/completions`), Bearer key checked (apiKey null: a keyless gateway), each request answered with the next scripted step.
 import type { ModelStep } from './anthropic.js'
 import { failureReply, script, startHttpFake, type HttpFake } from './http.js'
 
-export async function startMistralFake(apiKey: string): Promise<HttpFake & { base: string; steps: ReturnType<typeof script<ModelStep>> }> {
+export async function startMistralFake(apiKey: string | null): Promise<HttpFake & { base: string; steps: ReturnType<typeof script<ModelStep>> }> {
   const steps = script<ModelStep>({ text: 'It is a question.' })
   const fake = await startHttpFake((exchange) => {
     if (exchange.method !== 'POST' || !['/v1/chat/completions', '/v1/agents/completions'].includes(exchange.path)) return { status: 404, body: { message: 'no route' } }
-    if (exchange.headers.authorization !== `Bearer ${apiKey}`) return { status: 401, body: { message: 'Unauthorized', request_id: 'r1' } }
+    if (apiKey !== null && exchange.headers.authorization !== `Bearer ${apiKey}`) return { status: 401, body: { message: 'Unauthorized', request_id: 'r1' } }
     const step = steps.take()
     const failure = failureReply(step)
     if (failure) return failure

@@ -110,9 +110,8 @@ describe('elevenlabs adapter', () => {
     assert.equal(outcome.kind, 'retry')
   })
 
-  it('needs config.agentId, and a credential for api_key agents', () => {
+  it('needs config.agentId (the credential for api_key agents is checked by the registry: auth-mode.test.ts)', () => {
     assert.match(elevenLabsAdapter.unavailable({ ...agent, config: {} }) ?? '', /config\.agentId/)
-    assert.match(elevenLabsAdapter.unavailable({ ...agent, secret: null }) ?? '', /credential/)
     assert.equal(elevenLabsAdapter.unavailable({ ...agent, authMode: 'none', secret: null }), null)
   })
 })

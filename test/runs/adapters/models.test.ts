@@ -157,16 +157,14 @@ for (const c of cases) {
 
 describe('model adapters: unavailable', () => {
   const agent = (providerType: string, fields: Partial<AgentTarget>) => agentTarget(providerType, 'http://127.0.0.1:1', fields)
-  it('claude needs config.model and a credential', () => {
+  it('claude needs config.model (the credential is the authMode rules\' check: auth-mode.test.ts)', () => {
     assert.match(claudeAdapter.unavailable(agent('claude', { config: {} })) ?? '', /config\.model/)
     assert.match(claudeAdapter.unavailable(agent('claude', { config: { model: '' } })) ?? '', /config\.model/)
-    assert.match(claudeAdapter.unavailable(agent('claude', { config: { model: 'm' }, secret: null })) ?? '', /credential/)
     assert.match(claudeAdapter.unavailable(agent('claude', { config: { model: 'm', maxTokens: 0 } })) ?? '', /maxTokens/)
     assert.equal(claudeAdapter.unavailable(agent('claude', { config: { model: 'm', maxTokens: 1 } })), null)
   })
-  it('mistral needs config.model or config.agentId, and a credential', () => {
+  it('mistral needs config.model or config.agentId (the credential: auth-mode.test.ts)', () => {
     assert.match(mistralAdapter.unavailable(agent('mistral', { config: {} })) ?? '', /config\.model.*config\.agentId/)
-    assert.match(mistralAdapter.unavailable(agent('mistral', { config: { agentId: 'a' }, secret: null })) ?? '', /credential/)
     assert.equal(mistralAdapter.unavailable(agent('mistral', { config: { agentId: 'a' } })), null)
     assert.equal(mistralAdapter.unavailable(agent('mistral', { config: { model: 'm' } })), null)
   })

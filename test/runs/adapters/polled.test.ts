@@ -95,9 +95,7 @@ describe('copilot_studio adapter (Direct Line 3.0)', () => {
     assert.match(outcome.kind === 'retry' ? outcome.detail : '', /within 200 ms/)
   })
 
-  it('needs the Direct Line secret and authMode direct_line', () => {
-    assert.match(copilotStudioAdapter.unavailable({ ...agent, secret: null }) ?? '', /Direct Line secret/)
-    assert.match(copilotStudioAdapter.unavailable({ ...agent, authMode: 'api_key' }) ?? '', /direct_line/)
+  it('needs nothing more than authMode direct_line and its secret, which the registry checks (test/runs/adapters/auth-mode.test.ts)', () => {
     assert.equal(copilotStudioAdapter.unavailable(agent), null)
   })
 })
@@ -118,7 +116,7 @@ describe('cursor adapter (background agents)', () => {
     assert.deepEqual(state, { cursorAgentId: fake.launched.at(-1)!.id })
     const launch = fake.requests.at(-1)!
     assert.equal(launch.path, '/v0/agents')
-    assert.equal(launch.headers.authorization, `Basic ${Buffer.from(`${SECRET}:`).toString('base64')}`)
+    assert.equal(launch.headers.authorization, `Bearer ${SECRET}`)
     assert.deepEqual(launch.body.source, { repository: 'https://github.com/acme/app', ref: 'main' })
     assert.equal(launch.body.model, 'claude-4-sonnet')
     assert.match(launch.body.prompt.text, /You are the triage agent[^]*Classify the ticket\./)
@@ -178,10 +176,9 @@ describe('cursor adapter (background agents)', () => {
     fake.launches.set({ agentStatus: 'CREATING' })
   })
 
-  it('needs config.repository and a credential', () => {
+  it('needs config.repository (the credential is checked by the registry: auth-mode.test.ts)', () => {
     assert.match(cursorAdapter.unavailable({ ...agent, config: {} }) ?? '', /config\.repository/)
     assert.match(cursorAdapter.unavailable({ ...agent, config: { repository: 'r', autoCreatePr: 'yes' } }) ?? '', /autoCreatePr/)
-    assert.match(cursorAdapter.unavailable({ ...agent, secret: null }) ?? '', /credential/)
     assert.equal(cursorAdapter.unavailable(agent), null)
   })
 })
