@@ -10,6 +10,7 @@ import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { build, dialects, send } from './helpers.js'
+import { problemWordingFaults } from './wording.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 20000)
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121)
@@ -163,6 +164,7 @@ function assertWellFormed(response: LightMyRequestResponse, context: string): vo
     assert.equal(problem.status, response.statusCode, context)
     for (const field of ['type', 'title', 'detail']) assert.equal(typeof problem[field], 'string', `${context}: ${field}`)
     for (const error of problem.errors ?? []) assert.ok(typeof error.pointer === 'string' && typeof error.detail === 'string', context)
+    assert.deepEqual(problemWordingFaults(problem), [], context)
   }
 }
 

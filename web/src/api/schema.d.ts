@@ -542,16 +542,16 @@ export interface components {
     schemas: {
         /** Agent */
         Agent: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             /** @enum {string} */
             providerType: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
             /** @enum {string|null} */
             authMode: "api_key" | "direct_line" | "none" | null;
             name: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             avatarAssetId: string | null;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             credentialId: string | null;
             /** @description Free-form object, stored as sent; at most 65536 bytes as JSON (UTF-8) */
             config: {
@@ -593,9 +593,9 @@ export interface components {
             authMode?: "api_key" | "direct_line" | "none";
             /** @description a name of 1 to 120 characters without bidi controls or zero-width characters */
             name: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             avatarAssetId?: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             credentialId?: string;
             /** @description Free-form object, stored as sent; at most 65536 bytes as JSON (UTF-8) */
             config?: {
@@ -631,13 +631,13 @@ export interface components {
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
             events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
         };
         /** Credential */
         Credential: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             name: string;
             /** @description "…" and the secret's last 4 characters, or "…" alone for a secret under 12 characters */
@@ -661,9 +661,9 @@ export interface components {
         };
         /** Cycle */
         Cycle: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             triggerName: string;
             description: string;
@@ -678,7 +678,7 @@ export interface components {
         CycleChange: {
             /** @enum {string} */
             op: "add" | "remove" | "update" | "move";
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId: string;
             detail: string;
         };
@@ -724,27 +724,27 @@ export interface components {
         DraftWarning: {
             code: string;
             detail: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId?: string;
         };
         /** Me */
         Me: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             principalId: string;
             handle: string;
             role: "admin" | "member" | "agent";
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             workspaceId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string | null;
         };
         /** Message */
         Message: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             authorId: string;
             /**
              * @description principal: a person or key; agent: posted by a run for the agent authorId
@@ -795,9 +795,9 @@ export interface components {
         };
         /** Phase */
         Phase: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string;
             goal: string;
             instructions: string;
@@ -807,13 +807,13 @@ export interface components {
         };
         /** PhaseRun */
         PhaseRun: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId: string;
             index: number;
             phaseName: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string;
             goal: string;
             instructions: string;
@@ -824,7 +824,7 @@ export interface components {
             /** @description tasks handed to the agent so far (0 for people's work) */
             attempts: number;
             output: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 messageId: string;
                 text: string;
             } | null;
@@ -885,11 +885,11 @@ export interface components {
         };
         /** Run */
         Run: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             cycleId: string;
             triggerName: string;
             /** @enum {string} */
@@ -956,7 +956,7 @@ export interface components {
         };
         /** Stream */
         Stream: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             name: string;
             description: string | null;
@@ -972,7 +972,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
              * Format: date-time
@@ -1002,30 +1002,30 @@ export interface components {
         /** TaskPayload */
         TaskPayload: {
             task: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 attempt: number;
             };
             run: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 input: {
                     [key: string]: unknown;
                 };
             };
             stream: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 name: string;
             };
             cycle: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 triggerName: string;
                 description: string | null;
             };
             phase: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 index: number;
                 phaseName: string;
@@ -1034,7 +1034,7 @@ export interface components {
                 feedback: string | null;
             };
             agent: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 name: string;
                 instructions: string | null;
@@ -1047,7 +1047,7 @@ export interface components {
                 text: string;
             }[];
             messages: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 authorId: string;
                 /** @enum {string} */
@@ -1086,9 +1086,9 @@ export interface components {
             authMode?: "api_key" | "direct_line" | "none" | null;
             /** @description a name of 1 to 120 characters without bidi controls or zero-width characters */
             name?: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             avatarAssetId?: string | null;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             credentialId?: string | null;
             /** @description Free-form object, stored as sent; at most 65536 bytes as JSON (UTF-8) */
             config?: {
@@ -1123,11 +1123,11 @@ export interface components {
         };
         /** Webhook */
         Webhook: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             url: string;
             events: string[];
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string | null;
             description: string | null;
             enabled: boolean;
@@ -1145,10 +1145,10 @@ export interface components {
         };
         /** WebhookDelivery */
         WebhookDelivery: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             eventId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             type: string;
             /** @enum {string} */
@@ -1181,11 +1181,11 @@ export interface components {
         };
         /** WebhookWithSecret */
         WebhookWithSecret: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             url: string;
             events: string[];
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string | null;
             description: string | null;
             enabled: boolean;
@@ -1610,7 +1610,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -1723,7 +1723,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -1834,7 +1834,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2181,7 +2181,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2294,7 +2294,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2405,7 +2405,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2752,7 +2752,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2868,7 +2868,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -2984,7 +2984,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -3101,7 +3101,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3217,7 +3217,7 @@ export interface operations {
                 "if-match"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3346,7 +3346,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3462,7 +3462,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3577,7 +3577,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -3715,7 +3715,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -3831,7 +3831,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -3948,9 +3948,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 cycleId: string;
             };
             cookie?: never;
@@ -4068,7 +4068,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -4421,7 +4421,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4534,7 +4534,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4645,7 +4645,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4762,7 +4762,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4878,7 +4878,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4994,9 +4994,9 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 cycleId: string;
             };
             cookie?: never;
@@ -5116,7 +5116,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
                 /** @description at most 100 characters (longer paths are a 414) */
                 triggerName: string;
@@ -5239,7 +5239,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -5352,7 +5352,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 runId: string;
             };
             cookie?: never;
@@ -5465,7 +5465,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 runId: string;
             };
             cookie?: never;
@@ -5578,9 +5578,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 runId: string;
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 phaseRunId: string;
             };
             cookie?: never;
@@ -5818,7 +5818,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 taskId: string;
             };
             cookie?: never;
