@@ -15,6 +15,13 @@ function newestMtime(path) {
   return newest
 }
 
+// Node 22.14 is the first with Node-API 10, which better-sqlite3 13 needs (older Nodes crash loading it).
+const [major, minor] = process.versions.node.split('.').map(Number)
+if (major < 22 || (major === 22 && minor < 14)) {
+  console.error(`tandem: Node ${process.versions.node} is too old: Tandem needs Node 22.14 or later (24 is the current LTS); see "Node versions" in README.md`)
+  process.exit(1)
+}
+
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   // From the sources through tsx (a dev dependency), so help needs no build; without tsx, dist/main.js answers.
   const help = await import('tsx/esm/api').then(({ tsImport }) => tsImport('../src/help.ts', import.meta.url)).catch(() => null)

@@ -9,12 +9,17 @@ import { startBanner, describeDatabase } from './banner.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { loadDotEnv } from './dotenv.js'
 import { helpText } from './help.js'
-import { describeStartupError, sqliteFolderProblem } from './startup.js'
+import { describeStartupError, nodeVersionProblem, sqliteFolderProblem } from './startup.js'
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     console.log(helpText())
     process.exit(0)
+  }
+  const nodeProblem = nodeVersionProblem()
+  if (nodeProblem) {
+    console.error(`tandem: ${nodeProblem}`)
+    process.exit(1)
   }
   let config: Config
   try {

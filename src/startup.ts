@@ -77,3 +77,10 @@ export function sqliteFolderProblem(databaseUrl: string): string | null {
   if (existsSync(parent)) return null
   return `cannot create the SQLite database at ${path}: the folder ${parent} does not exist (Tandem creates only the database's own folder, ${folder}); create it or set DATABASE_URL, e.g. sqlite:./data/tandem.db`
 }
+
+/** Node 22.14 is the first with Node-API 10, which better-sqlite3 13 needs (on older Nodes it crashes on load). */
+export function nodeVersionProblem(version: string = process.versions.node): string | null {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  if (major > 22 || (major === 22 && minor >= 14)) return null
+  return `Node ${version} is too old: Tandem needs Node 22.14 or later (24 is the current LTS); see "Node versions" in README.md`
+}

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer } from './child-server.js'
 import { SETTINGS } from '../src/help.js'
-import { sqliteFolderProblem } from '../src/startup.js'
+import { nodeVersionProblem, sqliteFolderProblem } from '../src/startup.js'
 import { describeDatabase } from '../src/banner.js'
 
 const tsxMain = [process.execPath, '--import', 'tsx', 'src/main.ts']
@@ -103,5 +103,14 @@ describe('listening', () => {
     assert.ok(text.includes(`  API docs: ${base}/docs\n`), text)
     assert.match(text, / {2}Database: SQLite in memory/)
     assert.match(text, / {2}Auth: local \(no key needed from this machine\)/)
+  })
+})
+
+describe('an unsupported Node', () => {
+  it('is refused in one line naming the version needed, before anything loads', () => {
+    assert.equal(nodeVersionProblem('24.0.0'), null)
+    assert.equal(nodeVersionProblem('22.14.0'), null)
+    assert.match(nodeVersionProblem('22.13.1') ?? '', /^Node 22\.13\.1 is too old: Tandem needs Node 22\.14 or later/)
+    assert.match(nodeVersionProblem('20.20.2') ?? '', /^Node 20\.20\.2 is too old/)
   })
 })
