@@ -4,7 +4,7 @@
 // order in ONE bash session (so variables carry over) in a fresh temporary directory, against a fresh server on
 // a new SQLite file whose URL is in $TANDEM_URL (write `T=${TANDEM_URL:-http://127.0.0.1:3000}` so that readers
 // can copy the block). The server allows calls to 127.0.0.0/8 (TANDEM_EGRESS_ALLOW, as the README's start
-// command does) and $DEMO_AGENT_PORT is a free port for the demo agent. As for a reader in the repository,
+// command does), $DEMO_AGENT_PORT is a free port for the demo agent and $TMPDIR is the temporary directory. As for a reader in the repository,
 // `npm run …` works there and opens the server's database: `npm` runs with `--prefix <the repository>` and
 // DATABASE_URL is the server's. Whatever a block leaves running in the background is stopped at the end.
 import { describe, it, before, after } from 'node:test'
@@ -95,7 +95,7 @@ describe('walk-throughs of the README and docs/', () => {
         const separator = (i: number) => `---walkthrough-block-${i}---`
         const npm = `npm() { command npm --prefix ${JSON.stringify(process.cwd())} "$@"; }`
         const script = ['set -u', npm, ...blocks.map((block, i) => `${block.script}\necho '${separator(i)}'`)].join('\n')
-        const env = { ...process.env, TANDEM_URL: url, DATABASE_URL: databaseUrl, DEMO_AGENT_PORT: String(await freePort()) }
+        const env = { ...process.env, TANDEM_URL: url, DATABASE_URL: databaseUrl, DEMO_AGENT_PORT: String(await freePort()), TMPDIR: dir }
         const run = await runBash(script, dir, env, 120_000)
         assert.equal(run.status, 0, run.stderr)
         let rest = run.stdout
