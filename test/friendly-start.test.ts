@@ -103,6 +103,9 @@ describe('listening', () => {
     assert.ok(text.includes(`  API docs: ${base}/docs\n`), text)
     assert.match(text, / {2}Database: SQLite in memory/)
     assert.match(text, / {2}Auth: local \(no key needed from this machine\)/)
+    // Logs are pretty there (pino-pretty: a time and a level word), not JSON.
+    assert.doesNotMatch(text, /^\{"level"/m)
+    assert.match(text, /^\[\d\d:\d\d:\d\d\] .*INFO.*: /m)
   })
 })
 
