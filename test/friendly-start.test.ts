@@ -87,7 +87,7 @@ describe('listening', () => {
         const timer = setTimeout(() => reject(new Error(`no banner within 60 s:\n${output}`)), 60_000)
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString('utf8')
-          if (/API docs: [^\n]*\n/.test(output)) {
+          if (/API docs: [^\n]*\n/.test(output) && /INFO[^\n]*\n/.test(output)) {
             clearTimeout(timer)
             resolve()
           }
