@@ -83,7 +83,7 @@ interface Target {
 }
 
 // Mutations of a JSON value at a position chosen by `at` (a walk over the tree).
-const MUTATIONS = ['replace', 'delete', 'add', 'retype', 'proto', 'huge', 'astral', 'invisible', 'whitespace'] as const
+const MUTATIONS = ['replace', 'delete', 'add', 'retype', 'empty', 'proto', 'huge', 'astral', 'invisible', 'whitespace'] as const
 const mutation = fc.record({ op: fc.constantFrom(...MUTATIONS), at: fc.nat(), value: fc.jsonValue({ maxDepth: 2 }), key: fc.oneof(safeKey, fc.constantFrom('__proto__', 'constructor', 'prototype', 'extra')) })
 
 function containers(value: Json, found: Array<Record<string, Json> | Json[]> = []): Array<Record<string, Json> | Json[]> {
@@ -112,6 +112,9 @@ function mutate(body: Json, plan: { op: (typeof MUTATIONS)[number]; at: number; 
       break
     case 'retype':
       if (key !== undefined) target[key] = typeof target[key] === 'string' ? 42 : typeof target[key] === 'number' ? String(target[key]) : typeof target[key] === 'boolean' ? 'true' : [target[key]]
+      break
+    case 'empty': // the lower bounds of 1 (a character, an item, a property): their problems must say so in the singular
+      if (key !== undefined) target[key] = typeof target[key] === 'string' ? '' : Array.isArray(target[key]) ? [] : typeof target[key] === 'object' && target[key] !== null ? {} : target[key]
       break
     case 'proto':
       return JSON.stringify(copy).replace(/^\{/, `{${JSON.stringify(plan.key)}:${JSON.stringify({ polluted: true })},`)
