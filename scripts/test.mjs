@@ -2,6 +2,13 @@
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 
+// Node 22.14 is the first with Node-API 10, which better-sqlite3 13 needs (older Nodes crash loading it).
+const [major, minor] = process.versions.node.split('.').map(Number)
+if (major < 22 || (major === 22 && minor < 14)) {
+  console.error(`npm test: Node ${process.versions.node} is too old: Tandem needs Node 22.14 or later; see "Node versions" in docs/contributing.md`)
+  process.exit(1)
+}
+
 const chosen = process.argv.slice(2).filter((arg) => arg.endsWith('.ts'))
 const flags = process.argv.slice(2).filter((arg) => !arg.endsWith('.ts'))
 const files = chosen.length > 0 ? chosen : readdirSync('test', { recursive: true })

@@ -1,5 +1,7 @@
 // Why the server could not start, in one line naming the cause and the variable to change. The stack
 // is for LOG_LEVEL=debug; a password in DATABASE_URL is never printed.
+import { existsSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import type { Config } from './config.js'
 
 type SystemError = Error & { code?: string; syscall?: string; address?: string; port?: number; hostname?: string }
@@ -58,4 +60,27 @@ export function describeStartupError(error: unknown, config: Config, phase: 'bui
     }
   }
   return `could not start: ${e.message || String(error)}${e.code ? ` (${e.code})` : ''}`
+}
+
+/**
+ * A SQLite file's folder is created at start-up when missing, but only that one folder: a path whose folder's
+ * parent is missing too is most likely a typing mistake (`sqlite:/nonexistent/dir/x.db`), refused here in one
+ * line naming it rather than created. null when the path is fine (or not SQLite, or in memory).
+ */
+export function sqliteFolderProblem(databaseUrl: string): string | null {
+  if (!databaseUrl.startsWith('sqlite:')) return null
+  const path = databaseUrl.slice('sqlite:'.length)
+  if (path === ':memory:') return null
+  const folder = dirname(resolve(path))
+  if (existsSync(folder)) return null
+  const parent = dirname(folder)
+  if (existsSync(parent)) return null
+  return `cannot create the SQLite database at ${path}: the folder ${parent} does not exist (Tandem creates only the database's own folder, ${folder}); create it or set DATABASE_URL, e.g. sqlite:./data/tandem.db`
+}
+
+/** Node 22.14 is the first with Node-API 10, which better-sqlite3 13 needs (on older Nodes it crashes on load). */
+export function nodeVersionProblem(version: string = process.versions.node): string | null {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  if (major > 22 || (major === 22 && minor >= 14)) return null
+  return `Node ${version} is too old: Tandem needs Node 22.14 or later (24 is the current LTS); see "Node versions" in README.md`
 }

@@ -10,6 +10,7 @@ import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { build, dialects, send } from './helpers.js'
+import { problemWordingFaults } from './wording.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 20000)
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121)
@@ -82,7 +83,7 @@ interface Target {
 }
 
 // Mutations of a JSON value at a position chosen by `at` (a walk over the tree).
-const MUTATIONS = ['replace', 'delete', 'add', 'retype', 'proto', 'huge', 'astral', 'invisible', 'whitespace'] as const
+const MUTATIONS = ['replace', 'delete', 'add', 'retype', 'empty', 'proto', 'huge', 'astral', 'invisible', 'whitespace'] as const
 const mutation = fc.record({ op: fc.constantFrom(...MUTATIONS), at: fc.nat(), value: fc.jsonValue({ maxDepth: 2 }), key: fc.oneof(safeKey, fc.constantFrom('__proto__', 'constructor', 'prototype', 'extra')) })
 
 function containers(value: Json, found: Array<Record<string, Json> | Json[]> = []): Array<Record<string, Json> | Json[]> {
@@ -111,6 +112,9 @@ function mutate(body: Json, plan: { op: (typeof MUTATIONS)[number]; at: number; 
       break
     case 'retype':
       if (key !== undefined) target[key] = typeof target[key] === 'string' ? 42 : typeof target[key] === 'number' ? String(target[key]) : typeof target[key] === 'boolean' ? 'true' : [target[key]]
+      break
+    case 'empty': // the lower bounds of 1 (a character, an item, a property): their problems must say so in the singular
+      if (key !== undefined) target[key] = typeof target[key] === 'string' ? '' : Array.isArray(target[key]) ? [] : typeof target[key] === 'object' && target[key] !== null ? {} : target[key]
       break
     case 'proto':
       return JSON.stringify(copy).replace(/^\{/, `{${JSON.stringify(plan.key)}:${JSON.stringify({ polluted: true })},`)
@@ -163,6 +167,7 @@ function assertWellFormed(response: LightMyRequestResponse, context: string): vo
     assert.equal(problem.status, response.statusCode, context)
     for (const field of ['type', 'title', 'detail']) assert.equal(typeof problem[field], 'string', `${context}: ${field}`)
     for (const error of problem.errors ?? []) assert.ok(typeof error.pointer === 'string' && typeof error.detail === 'string', context)
+    assert.deepEqual(problemWordingFaults(problem), [], context)
   }
 }
 

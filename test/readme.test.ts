@@ -1,14 +1,17 @@
-// The README's examples are tests. To have a block run, put the marker line `<!-- readme-test -->` right
-// above a ```sh block; a ```text block right after it (optional) is its expected output, where `…` stands for
-// any text within a line (ids, timestamps). Marked blocks run in README order in ONE bash session (so
-// variables carry over) in a fresh temporary directory, against a fresh server on a new SQLite file whose
-// URL is in $TANDEM_URL (write `T=${TANDEM_URL:-http://127.0.0.1:3000}` so that readers can copy the block).
-// As for a reader in the repository, `npm run cli …` works there and opens the server's database: `npm` runs
-// with `--prefix <the repository>` and DATABASE_URL is the server's.
+// The walk-throughs of README.md and docs/*.md are tests. To have a block run, put the marker line
+// `<!-- readme-test -->` right above a ```sh block; a ```text block right after it (optional) is its expected
+// output, where `…` stands for any text within a line (ids, timestamps). The marked blocks of one file run in
+// order in ONE bash session (so variables carry over) in a fresh temporary directory, against a fresh server on
+// a new SQLite file whose URL is in $TANDEM_URL (write `T=${TANDEM_URL:-http://127.0.0.1:3000}` so that readers
+// can copy the block). The server allows calls to 127.0.0.0/8 (TANDEM_EGRESS_ALLOW, as the README's start
+// command does), $DEMO_AGENT_PORT is a free port for the demo agent and $TMPDIR is the temporary directory. As for a reader in the repository,
+// `npm run …` works there and opens the server's database: `npm` runs with `--prefix <the repository>` and
+// DATABASE_URL is the server's. Whatever a block leaves running in the background is stopped at the end.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type ChildServer } from './child-server.js'
@@ -26,7 +29,7 @@ export function markedBlocks(markdown: string): Array<{ script: string; expected
   lines.forEach((line, i) => {
     if (line.trim() !== MARKER) return
     const script = fence(i + 1, 'sh')
-    if (!script) throw new Error(`README line ${i + 1}: ${MARKER} must be followed by a \`\`\`sh block`)
+    if (!script) throw new Error(`line ${i + 1}: ${MARKER} must be followed by a \`\`\`sh block`)
     const expected = fence(script.end + 1, 'text')
     blocks.push({ script: script.body, expected: expected?.body, line: i + 1 })
   })
@@ -36,38 +39,74 @@ export function markedBlocks(markdown: string): Array<{ script: string; expected
 const pattern = (expected: string) =>
   new RegExp('^' + expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^\\n]*?') + '$')
 
-describe('README examples', () => {
-  let server: ChildServer
-  let url: string
-  const dir = mkdtempSync(join(tmpdir(), 'tandem-readme-'))
-  const databaseUrl = `sqlite:${join(dir, 'tandem.db')}`
-  before(async () => {
-    server = startServer({ DATABASE_URL: databaseUrl })
-    url = await server.url
-  })
-  after(async () => {
-    await server.stop()
-    rmSync(dir, { recursive: true, force: true })
-  })
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
-  it('finds the marked blocks', () => {
-    assert.ok(markedBlocks(readFileSync('README.md', 'utf8')).length >= 1)
-  })
+/** Runs `script` in bash in its own process group; once bash exits, whatever it left behind is stopped too. */
+async function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn('bash', ['-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+  const status = await new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  clearTimeout(timer)
+  try {
+    process.kill(-(child.pid as number), 'SIGTERM')
+  } catch {
+    // nothing was left running
+  }
+  return { status, stdout, stderr }
+}
 
-  it('runs every marked block and gets the output the README shows', () => {
+const files = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+const withBlocks = files.filter((file) => markedBlocks(readFileSync(file, 'utf8')).length > 0)
+
+describe('walk-throughs of the README and docs/', () => {
+  it('the README has one, which reaches an approved run', () => {
     const blocks = markedBlocks(readFileSync('README.md', 'utf8'))
-    const separator = (i: number) => `---readme-block-${i}---`
-    const npm = `npm() { command npm --prefix ${JSON.stringify(process.cwd())} "$@"; }`
-    const script = ['set -u', npm, ...blocks.map((block, i) => `${block.script}\necho '${separator(i)}'`)].join('\n')
-    const run = spawnSync('bash', ['-c', script], { cwd: dir, env: { ...process.env, TANDEM_URL: url, DATABASE_URL: databaseUrl }, encoding: 'utf8', timeout: 120_000 })
-    assert.equal(run.status, 0, run.stderr)
-    let rest = run.stdout
-    blocks.forEach((block, i) => {
-      const at = rest.indexOf(separator(i) + '\n')
-      assert.notEqual(at, -1, `block at README line ${block.line} ran to its end`)
-      const output = rest.slice(0, at).replace(/\n$/, '')
-      rest = rest.slice(at + separator(i).length + 1)
-      if (block.expected !== undefined) assert.match(output, pattern(block.expected), `block at README line ${block.line}`)
-    })
+    assert.ok(blocks.length >= 1)
+    assert.ok(blocks.some((block) => block.expected?.includes('"status":"succeeded"')))
   })
+
+  for (const file of withBlocks) {
+    describe(file, () => {
+      let server: ChildServer
+      let url: string
+      const dir = mkdtempSync(join(tmpdir(), 'tandem-walkthrough-'))
+      const databaseUrl = `sqlite:${join(dir, 'tandem.db')}`
+      before(async () => {
+        server = startServer({ DATABASE_URL: databaseUrl, TANDEM_EGRESS_ALLOW: '127.0.0.0/8' })
+        url = await server.url
+      })
+      after(async () => {
+        await server.stop()
+        rmSync(dir, { recursive: true, force: true })
+      })
+
+      it('runs every marked block and gets the output shown', async () => {
+        const blocks = markedBlocks(readFileSync(file, 'utf8'))
+        const separator = (i: number) => `---walkthrough-block-${i}---`
+        const npm = `npm() { command npm --prefix ${JSON.stringify(process.cwd())} "$@"; }`
+        const script = ['set -u', npm, ...blocks.map((block, i) => `${block.script}\necho '${separator(i)}'`)].join('\n')
+        const env = { ...process.env, TANDEM_URL: url, DATABASE_URL: databaseUrl, DEMO_AGENT_PORT: String(await freePort()), TMPDIR: dir }
+        const run = await runBash(script, dir, env, 120_000)
+        assert.equal(run.status, 0, run.stderr)
+        let rest = run.stdout
+        blocks.forEach((block, i) => {
+          const at = rest.indexOf(separator(i) + '\n')
+          assert.notEqual(at, -1, `block at ${file} line ${block.line} ran to its end`)
+          const output = rest.slice(0, at).replace(/\n$/, '')
+          rest = rest.slice(at + separator(i).length + 1)
+          if (block.expected !== undefined) assert.match(output, pattern(block.expected), `block at ${file} line ${block.line}`)
+        })
+      })
+    })
+  }
 })

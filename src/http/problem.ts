@@ -81,8 +81,24 @@ export function toProblem(kind: ProblemKind, detail: string, errors?: FieldError
 
 const PART_PREFIX: Record<string, string> = { body: '', params: '/path', querystring: '/query', headers: '/headers' }
 
+/** "1 character", "2 characters": every count a person reads is in the right number. */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+}
+
 function describe(error: ErrorObject): { pointer: string; detail: string } {
   const at = error.instancePath
+  const limit = error.params.limit as number
   switch (error.keyword) {
     case 'required':
       return { pointer: `${at}/${error.params.missingProperty}`, detail: 'is required' }
@@ -94,21 +110,33 @@ function describe(error: ErrorObject): { pointer: string; detail: string } {
       return { pointer: at, detail: `must be ${JSON.stringify(error.params.allowedValue)}` }
     case 'pattern':
     case 'format':
-      return { pointer: at, detail: error.parentSchema?.description ? `must be ${error.parentSchema.description}` : `must match format ${error.params.format ?? error.params.pattern}` }
+      return { pointer: at, detail: error.parentSchema?.description ? `must be ${error.parentSchema.description}` : `is not in the expected form${error.params.format ? ` (${error.params.format})` : ''}` }
     case 'minLength':
-      return { pointer: at, detail: `must be at least ${error.params.limit} characters long (Unicode code points)` }
+      return { pointer: at, detail: `must be at least ${count(limit, 'character')} long (Unicode code points)` }
     case 'maxLength':
-      return { pointer: at, detail: `must be at most ${error.params.limit} characters long (Unicode code points)` }
+      return { pointer: at, detail: `must be at most ${count(limit, 'character')} long (Unicode code points)` }
     case 'minItems':
-      return { pointer: at, detail: `must have at least ${error.params.limit} items` }
+      return { pointer: at, detail: `must have at least ${count(limit, 'item')}` }
     case 'maxItems':
-      return { pointer: at, detail: `must have at most ${error.params.limit} items` }
+      return { pointer: at, detail: `must have at most ${count(limit, 'item')}` }
     case 'minProperties':
-      return { pointer: at, detail: `must have at least ${error.params.limit} propert${error.params.limit === 1 ? 'y' : 'ies'}` }
+      return { pointer: at, detail: `must have at least ${count(limit, 'property', 'properties')}` }
+    case 'maxProperties':
+      return { pointer: at, detail: `must have at most ${count(limit, 'property', 'properties')}` }
+    case 'minimum':
+      return { pointer: at, detail: `must be at least ${limit}` }
+    case 'maximum':
+      return { pointer: at, detail: `must be at most ${limit}` }
+    case 'exclusiveMinimum':
+      return { pointer: at, detail: `must be more than ${limit}` }
+    case 'exclusiveMaximum':
+      return { pointer: at, detail: `must be less than ${limit}` }
+    case 'uniqueItems':
+      return { pointer: at, detail: `must not hold the same item twice (items ${error.params.j} and ${error.params.i} are equal)` }
     case 'x-max-serialized-bytes':
-      return { pointer: at, detail: `must be at most ${error.schema} bytes when written as JSON (UTF-8)` }
+      return { pointer: at, detail: `must be at most ${count(error.schema as number, 'byte')} when written as JSON (UTF-8)` }
     case 'type':
-      return { pointer: at, detail: `must be ${[error.params.type].flat().join(' or ')}` }
+      return { pointer: at, detail: `must be ${[error.params.type].flat().map((type) => TYPE_WORDS[type as string] ?? type).join(' or ')}` }
     default:
       return { pointer: at, detail: error.message ?? 'is not valid' }
   }

@@ -7,7 +7,7 @@ export const UUID_PATTERN =
   '^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}' +
   '|00000000-0000-0000-0000-000000000000|[fF]{8}-[fF]{4}-[fF]{4}-[fF]{4}-[fF]{12})$'
 
-export const Uuid = Type.String({ pattern: UUID_PATTERN, description: 'a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case)' })
+export const Uuid = Type.String({ pattern: UUID_PATTERN, description: 'a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case)' })
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000'
 

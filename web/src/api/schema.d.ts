@@ -649,16 +649,16 @@ export interface components {
     schemas: {
         /** Agent */
         Agent: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             /** @enum {string} */
             providerType: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
             /** @enum {string|null} */
             authMode: "api_key" | "direct_line" | "none" | null;
             name: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             avatarAssetId: string | null;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             credentialId: string | null;
             /** @description Free-form object, stored as sent; at most 65536 bytes as JSON (UTF-8) */
             config: {
@@ -743,9 +743,9 @@ export interface components {
             authMode?: "api_key" | "direct_line" | "none";
             /** @description a name of 1 to 120 characters without bidi controls or zero-width characters */
             name: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             avatarAssetId?: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             credentialId?: string;
             /** @description Free-form object, stored as sent; at most 65536 bytes as JSON (UTF-8) */
             config?: {
@@ -790,13 +790,13 @@ export interface components {
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
             events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
         };
         /** Credential */
         Credential: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             name: string;
             /** @description "…" and the secret's last 4 characters, or "…" alone for a secret under 12 characters */
@@ -820,9 +820,9 @@ export interface components {
         };
         /** Cycle */
         Cycle: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             triggerName: string;
             description: string;
@@ -837,7 +837,7 @@ export interface components {
         CycleChange: {
             /** @enum {string} */
             op: "add" | "remove" | "update" | "move";
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId: string;
             detail: string;
         };
@@ -883,27 +883,27 @@ export interface components {
         DraftWarning: {
             code: string;
             detail: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId?: string;
         };
         /** Me */
         Me: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             principalId: string;
             handle: string;
             role: "admin" | "member" | "agent";
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             workspaceId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string | null;
         };
         /** Message */
         Message: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             authorId: string;
             /**
              * @description principal: a person or key; agent: posted by a run for the agent authorId
@@ -954,9 +954,9 @@ export interface components {
         };
         /** Phase */
         Phase: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string;
             goal: string;
             instructions: string;
@@ -966,13 +966,13 @@ export interface components {
         };
         /** PhaseRun */
         PhaseRun: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId: string;
             index: number;
             phaseName: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string;
             goal: string;
             instructions: string;
@@ -983,7 +983,7 @@ export interface components {
             /** @description tasks handed to the agent so far (0 for people's work) */
             attempts: number;
             output: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 messageId: string;
                 text: string;
             } | null;
@@ -1044,11 +1044,11 @@ export interface components {
         };
         /** Run */
         Run: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             cycleId: string;
             triggerName: string;
             /** @enum {string} */
@@ -1115,7 +1115,7 @@ export interface components {
         };
         /** Stream */
         Stream: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             name: string;
             description: string | null;
@@ -1131,7 +1131,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
              * Format: date-time
@@ -1161,30 +1161,30 @@ export interface components {
         /** TaskPayload */
         TaskPayload: {
             task: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 attempt: number;
             };
             run: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 input: {
                     [key: string]: unknown;
                 };
             };
             stream: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 name: string;
             };
             cycle: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 triggerName: string;
                 description: string | null;
             };
             phase: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 index: number;
                 phaseName: string;
@@ -1193,7 +1193,7 @@ export interface components {
                 feedback: string | null;
             };
             agent: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 name: string;
                 instructions: string | null;
@@ -1206,7 +1206,7 @@ export interface components {
                 text: string;
             }[];
             messages: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
                 authorId: string;
                 /** @enum {string} */
@@ -1273,9 +1273,9 @@ export interface components {
             authMode?: "api_key" | "direct_line" | "none" | null;
             /** @description a name of 1 to 120 characters without bidi controls or zero-width characters */
             name?: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             avatarAssetId?: string | null;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             credentialId?: string | null;
             /** @description Free-form object, stored as sent; at most 65536 bytes as JSON (UTF-8) */
             config?: {
@@ -1317,11 +1317,11 @@ export interface components {
         };
         /** Webhook */
         Webhook: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             url: string;
             events: string[];
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string | null;
             description: string | null;
             enabled: boolean;
@@ -1339,10 +1339,10 @@ export interface components {
         };
         /** WebhookDelivery */
         WebhookDelivery: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             eventId: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             type: string;
             /** @enum {string} */
@@ -1375,11 +1375,11 @@ export interface components {
         };
         /** WebhookWithSecret */
         WebhookWithSecret: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             url: string;
             events: string[];
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string | null;
             description: string | null;
             enabled: boolean;
@@ -1804,7 +1804,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -1917,7 +1917,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2028,7 +2028,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3413,7 +3413,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3526,7 +3526,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3637,7 +3637,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -3984,7 +3984,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4100,7 +4100,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -4216,7 +4216,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -4333,7 +4333,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4449,7 +4449,7 @@ export interface operations {
                 "if-match"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4578,7 +4578,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4694,7 +4694,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -4809,7 +4809,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -4947,7 +4947,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -5063,7 +5063,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -5180,9 +5180,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 cycleId: string;
             };
             cookie?: never;
@@ -5300,7 +5300,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -5653,7 +5653,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -5766,7 +5766,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -5877,7 +5877,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -5994,7 +5994,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -6110,7 +6110,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -6226,9 +6226,9 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 cycleId: string;
             };
             cookie?: never;
@@ -6348,7 +6348,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
                 /** @description at most 100 characters (longer paths are a 414) */
                 triggerName: string;
@@ -6471,7 +6471,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
             };
             cookie?: never;
@@ -6584,7 +6584,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 runId: string;
             };
             cookie?: never;
@@ -6697,7 +6697,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 runId: string;
             };
             cookie?: never;
@@ -6810,9 +6810,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 runId: string;
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 phaseRunId: string;
             };
             cookie?: never;
@@ -7050,7 +7050,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 taskId: string;
             };
             cookie?: never;
