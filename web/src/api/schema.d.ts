@@ -715,7 +715,7 @@ export interface components {
         };
         /** Asset */
         Asset: {
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             /** @enum {string} */
             contentType: "image/png" | "image/jpeg" | "image/webp" | "image/gif";
@@ -1242,9 +1242,9 @@ export interface components {
             providerType?: "custom_webhook" | "custom_token_only" | "claude" | "mistral" | "elevenlabs" | "copilot_studio" | "cursor";
             /** @enum {string} */
             authMode?: "api_key" | "direct_line" | "none";
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             avatarAssetId?: string;
-            /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             credentialId?: string;
             /** @description Free-form object, stored as sent; at most 65536 bytes as JSON (UTF-8) */
             config?: {
@@ -2265,7 +2265,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2378,7 +2378,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
@@ -2489,7 +2489,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description a UUID (spec 2.1: versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 id: string;
             };
             cookie?: never;
