@@ -13,7 +13,8 @@ export const CONSOLE_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  // Avatars are fetched with the caller's key and shown from blob: URLs (an <img> cannot send the key).
+  "img-src 'self' data: blob:",
   "font-src 'self'",
   "connect-src 'self'",
   "object-src 'none'",
