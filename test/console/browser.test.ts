@@ -308,7 +308,7 @@ test('the console in Chromium', async (t) => {
         assert.equal(await draft.getByRole('combobox', { name: 'Agent' }).count(), 3, 'a combobox "Agent" per phase')
         await draft.getByRole('listitem', { name: /Throwaway/ }).getByRole('button', { name: 'Remove phase' }).click()
         assert.equal(await draft.getByRole('button', { name: 'Remove phase' }).count(), 2)
-        await intake.locator('.agent-name').getByText('Triage bot').waitFor(WAIT)
+        await intake.locator('.agent-pick .avatar').getByText('TB', { exact: true }).waitFor(WAIT)
         await checkPage(page, 'cycles with the phase editor', shots && 'cycles-editor')
         await page.getByRole('button', { name: 'Save cycle' }).click()
         await page.getByRole('button', { name: 'Start run' }).waitFor(WAIT)

@@ -22,6 +22,8 @@ export interface AgentLabel {
   hint: string | null
   avatarAssetId: string | null
   known: boolean
+  /** What the initials are made from when not the name (a person shown as "You" by their handle). */
+  initialsOf?: string
 }
 
 /** Labels for a list of agents: a hint only where names collide; the short id too where providers collide as well. */
@@ -94,7 +96,17 @@ export function Avatar({ label, size = 'md' }: { label: AgentLabel; size?: 'sm' 
   const [failed, setFailed] = useState(false)
   const className = `avatar c${colourOf(label.id)}${size === 'sm' ? ' sm' : ''}`
   if (url && !failed) return <span className={className}><img src={url} alt={label.name} onError={() => setFailed(true)} /></span>
-  return <span className={className} aria-hidden="true">{label.id === NIL_UUID ? '👥' : initials(label.name)}</span>
+  if (label.id === NIL_UUID) return <span className={className} aria-hidden="true"><PeopleIcon /></span>
+  return <span className={className} aria-hidden="true">{initials(label.initialsOf ?? label.name)}</span>
+}
+
+function PeopleIcon() {
+  return (
+    <svg viewBox="0 0 24 24" focusable="false">
+      <circle cx="9" cy="8" r="3.5" /><circle cx="17" cy="9" r="2.5" />
+      <path d="M2 20c0-4 3-6.5 7-6.5s7 2.5 7 6.5zM16.5 20c0-2.5-.8-4.4-2.2-5.6 3.8-.6 7.7 1.1 7.7 5.6z" />
+    </svg>
+  )
 }
 
 /** Avatar, name and (where needed) the hint that tells namesakes apart. */

@@ -66,8 +66,8 @@ function Composer({ streamId }: { streamId: string }) {
 }
 
 /** A person seen in the chat: "You", else their short id (the API gives no directory of people). */
-function personLabel(authorId: string, mine: boolean): AgentLabel {
-  return { id: authorId, name: mine ? 'You' : `Person ${shortId(authorId)}`, hint: null, avatarAssetId: null, known: true }
+function personLabel(authorId: string, mine: boolean, handle: string | undefined): AgentLabel {
+  return { id: authorId, name: mine ? 'You' : `Person ${shortId(authorId)}`, hint: null, avatarAssetId: null, known: true, initialsOf: mine ? handle : 'P' }
 }
 
 function MessageItem({ message, output }: { message: Message; output: PhaseOutput | undefined }) {
@@ -77,7 +77,7 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
   const [history, setHistory] = useState(false)
   const mine = me?.principalId === message.authorId
   const agent = message.authorType === 'agent'
-  const author = agent ? agentLabel(message.authorId) : personLabel(message.authorId, mine)
+  const author = agent ? agentLabel(message.authorId) : personLabel(message.authorId, mine, me?.handle)
   return (
     <li className={agent ? 'message agent' : 'message'}>
       <Avatar label={author} />

@@ -3,7 +3,7 @@
 // gate as a switch. A 400 from saving is shown beside the field its pointer names.
 import { useState, type KeyboardEvent } from 'react'
 import { ApiError, type CycleDefinition } from '../api/client'
-import { AgentName, agentText, NIL_UUID, useAgentLabels, useAgents } from '../agents'
+import { Avatar, agentText, NIL_UUID, useAgentLabels, useAgents } from '../agents'
 import { Field, useField } from '../ui'
 
 export type Phase = CycleDefinition['phasesTemplate'][number]
@@ -102,7 +102,7 @@ function PhaseCard({ phase, index, count, error, onChange, onMove, onRemove }: {
       <div className="field">
         <label htmlFor={agent.input.id}>Agent</label>
         <div className="agent-pick">
-          <AgentName label={label(phase.agentId)} avatar />
+          <Avatar label={label(phase.agentId)} size="sm" />
           <select {...agent.input} value={known ? phase.agentId.toLowerCase() : phase.agentId} onChange={(e) => onChange({ agentId: e.target.value })}>
             <option value={NIL_UUID}>People (no agent)</option>
             {agents.data?.map((a) => <option key={a.id} value={a.id}>{agentText(label(a.id))}</option>)}
