@@ -63,6 +63,9 @@ for (const dialect of dialects()) {
         const csp = res.headers['content-security-policy'] as string
         assert.match(csp, /default-src 'self'/)
         assert.match(csp, /script-src 'self'(;|$)/)
+        assert.match(csp, /style-src 'self'(;|$)/)
+        // Avatars come from blob: URLs of this origin's own fetches; no other image source.
+        assert.match(csp, /img-src 'self' data: blob:(;|$)/)
         assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:|\*/)
         assert.equal(res.headers['x-content-type-options'], 'nosniff')
       }
