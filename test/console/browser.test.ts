@@ -7,7 +7,7 @@
 // every run (and failures too).
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -263,9 +263,6 @@ test('the console in Chromium', async (t) => {
         assert.match(title, /\d{4}/, 'the exact time on hover')
         assert.equal(await time.getAttribute('datetime'), posted.json().createdAt)
         await checkPage(page, 'chat with mentions', shots && 'chat')
-        // The docs' picture: always as an artefact, into docs/ with TANDEM_UPDATE_SCREENSHOT=1.
-        await page.screenshot({ path: `${ARTEFACTS}/console-${dialect}.png` })
-        if (dialect === 'sqlite' && process.env.TANDEM_UPDATE_SCREENSHOT === '1') await page.screenshot({ path: 'docs/console.png' })
       })
 
       await step(t, current, `${dialect} cycles: draft, refine, then edit the phases beside the prompt and save`, async () => {
@@ -437,6 +434,62 @@ test('the console in Chromium', async (t) => {
         assert.equal((await send(app, 'DELETE', `/api/agents/${writer.id}`)).statusCode, 204)
       })
 
+      await step(t, current, `${dialect} inbox: absent where the API is missing; with it, the count in the header, claim and a decision in place`, async () => {
+        await page.goto('/')
+        await page.getByRole('heading', { name: 'Streams' }).waitFor()
+        await page.getByRole('link', { name: 'Credentials' }).waitFor(WAIT)
+        assert.equal(await page.getByRole('link', { name: /^Inbox/ }).count(), 0, 'no inbox link where GET /api/me/inbox is a 404')
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Approvals' })).json()
+        const cycle = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
+          triggerName: 'sign-off', description: 'Sign off',
+          phasesTemplate: [{ id: '01890a5d-ac96-774b-bcce-b302099a8201', agentId: '00000000-0000-0000-0000-000000000000', phaseName: 'Sign off', goal: 'Signed off', instructions: '', autoAdvance: false, operatorPool: ['local'] }],
+        })).json()
+        const started = await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}/runs`, {})
+        assert.ok(started.statusCode < 300, started.body)
+        const run = started.json()
+        let phase: any
+        for (let i = 0; i < 100; i++) {
+          phase = (await send(app, 'GET', `/api/runs/${run.id}`)).json().phases[0]
+          if (phase.status === 'awaiting_decision') break
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        assert.equal(phase.status, 'awaiting_decision')
+        // GET /api/me/inbox and the claim belong to the operators' branch, not this one: the browser is served
+        // the item OPERATORS.md specifies, for this real run; the decision itself goes to the real API.
+        let claimedBy: string | null = null
+        let decided = false
+        const isInbox = (u: URL) => u.pathname === '/api/me/inbox'
+        const isClaim = (u: URL) => u.pathname === `/api/runs/${run.id}/phases/${phase.id}/claim`
+        await page.route(isInbox, (route) => route.fulfill({ json: { nextCursor: null, data: decided ? [] : [{
+          kind: 'decision', runId: run.id, phaseRunId: phase.id, callId: null, streamId: stream.id, streamName: 'Approvals', triggerName: 'sign-off',
+          phaseName: 'Sign off', summary: 'Sign off the refund of 40 EUR', waitingSince: phase.startedAt ?? run.createdAt, remindAt: null, escalateAt: null,
+          expireAt: new Date(Date.now() + 3600_000).toISOString(), escalated: false, claimedBy, approvals: { have: 0, need: 1 },
+        }] } }))
+        await page.route(isClaim, (route) => {
+          claimedBy = route.request().method() === 'POST' ? 'local' : null
+          return route.fulfill({ status: 204 })
+        })
+        await page.reload()
+        const link = page.getByRole('link', { name: 'Inbox (1)' })
+        await link.waitFor(WAIT)
+        await link.click()
+        const item = page.getByRole('listitem', { name: 'Decision: Sign off in Approvals' })
+        await item.getByText('Sign off the refund of 40 EUR').waitFor(WAIT)
+        await item.getByText(/expires in (an hour|60 minutes|59 minutes)/).waitFor(WAIT)
+        await item.getByRole('button', { name: 'Claim' }).click()
+        await item.getByText('claimed by @local').waitFor(WAIT)
+        await item.getByRole('button', { name: 'Release' }).waitFor(WAIT)
+        await checkPage(page, 'inbox', shots && 'inbox')
+        decided = true
+        await item.getByRole('button', { name: 'Approve' }).click()
+        await page.getByText('Nothing waits for you.').waitFor(WAIT)
+        await page.getByRole('link', { name: 'Inbox (0)' }).waitFor(WAIT)
+        const after = (await send(app, 'GET', `/api/runs/${run.id}`)).json()
+        assert.deepEqual(after.phases[0].decisions.map((d: any) => `${d.decision} by ${d.handle}`), ['approve by local'])
+        await page.unroute(isInbox)
+        await page.unroute(isClaim)
+      })
+
       await step(t, current, `${dialect} agents: namesakes told apart, avatars (a picture, initials when it fails), the credential picker`, async () => {
         const one = (await send(app, 'POST', '/api/agents', { name: 'Helper', endpointUrl: 'https://agents.example/one', avatarAssetId: '01890a5d-ac96-774b-bcce-b302099a8101' })).json()
         const two = (await send(app, 'POST', '/api/agents', { name: 'Helper', endpointUrl: 'https://agents.example/two', avatarAssetId: '01890a5d-ac96-774b-bcce-b302099a8102' })).json()
@@ -574,6 +627,12 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('alert').filter({ hasText: 'Not found' }).waitFor(WAIT)
         await checkPage(page, 'unknown stream', shots && 'stream-not-found')
       })
+
+      // The docs' pictures (docs/console.md): copied from this run's screenshots with TANDEM_UPDATE_SCREENSHOT=1.
+      if (shots && process.env.TANDEM_UPDATE_SCREENSHOT === '1') {
+        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark' }
+        for (const [target, source] of Object.entries(pictures)) if (existsSync(`${ARTEFACTS}/${source}.png`)) copyFileSync(`${ARTEFACTS}/${source}.png`, `docs/${target}`)
+      }
 
       await t.test(`${dialect} no request left this origin and nothing broke the CSP`, () => {
         assert.deepEqual(problems, [])

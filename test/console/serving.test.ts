@@ -54,7 +54,7 @@ for (const dialect of dialects()) {
     t.after(() => app.close())
 
     await t.test('the SPA routes answer index.html with a strict CSP, revalidated on every load', async () => {
-      for (const url of ['/', '/streams/01890a5d-ac96-774b-bcce-b302099a8057', '/agents', '/credentials', '/agents?x=1']) {
+      for (const url of ['/', '/streams/01890a5d-ac96-774b-bcce-b302099a8057', '/agents', '/credentials', '/inbox', '/agents?x=1']) {
         const res = await app.inject({ method: 'GET', url })
         assert.equal(res.statusCode, 200, url)
         assert.match(res.headers['content-type'] as string, /^text\/html/)

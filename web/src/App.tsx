@@ -3,6 +3,7 @@
 import { Link, Route, Switch, useRoute } from 'wouter'
 import { AuthGate, useAuth } from './auth'
 import { ErrorBoundary } from './boundary'
+import { InboxLink, InboxPage } from './inbox'
 import { useCommands } from './palette'
 import { ThemeToggle } from './theme'
 import { StreamsPage } from './views/Streams'
@@ -18,6 +19,7 @@ function NavLink({ href, children }: { href: string; children: string }) {
 
 function Header({ openPalette, openShortcuts }: { openPalette: () => void; openShortcuts: () => void }) {
   const { me, signOut, hasKey } = useAuth()
+  const [inInbox] = useRoute('/inbox')
   return (
     <header className="top">
       <a className="skip" href="#main">Skip to content</a>
@@ -27,6 +29,7 @@ function Header({ openPalette, openShortcuts }: { openPalette: () => void; openS
           <li><NavLink href="/">Streams</NavLink></li>
           <li><NavLink href="/agents">Agents</NavLink></li>
           <li><NavLink href="/credentials">Credentials</NavLink></li>
+          <InboxLink current={inInbox} />
         </ul>
         <ul>
           <li><button type="button" className="secondary small" onClick={openPalette} aria-keyshortcuts="Control+K Meta+K">Search <kbd>Ctrl K</kbd></button></li>
@@ -52,6 +55,7 @@ function Shell() {
             <Route path="/streams/:id">{(params) => <StreamPage id={params.id} />}</Route>
             <Route path="/agents" component={AgentsPage} />
             <Route path="/credentials" component={CredentialsPage} />
+            <Route path="/inbox" component={InboxPage} />
             <Route><h1>Page not found</h1><p><Link href="/">Back to the streams</Link></p></Route>
           </Switch>
         </ErrorBoundary>

@@ -4,6 +4,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react'
 import { useLocation } from 'wouter'
 import { agentText, useAgentLabels, useAgents } from './agents'
+import { useInbox } from './inbox'
 import { toggleTheme } from './theme'
 import { useStreams } from './views/Streams'
 
@@ -13,6 +14,7 @@ export const SHORTCUTS: Array<[string[], string]> = [
   [['g', 's'], 'Go to the streams'],
   [['g', 'a'], 'Go to the agents'],
   [['g', 'c'], 'Go to the credentials'],
+  [['g', 'i'], 'Go to the inbox (where this Tandem has one)'],
   [['Shift', 'D'], 'Switch between the light and the dark theme'],
   [['←', '→'], 'Move between a stream\'s tabs (Chat, Cycles, Runs)'],
   [['Ctrl', 'Enter'], 'Send the message being written'],
@@ -50,6 +52,7 @@ function CommandPalette({ open, onClose, onShortcuts }: { open: boolean; onClose
   const streams = useStreams()
   const agents = useAgents()
   const agentLabel = useAgentLabels()
+  const inbox = useInbox()
   const [query, setQuery] = useState('')
   const [active, setActive] = useState(0)
   const listId = useId()
@@ -66,6 +69,7 @@ function CommandPalette({ open, onClose, onShortcuts }: { open: boolean; onClose
     { id: 'page-streams', kind: 'Page', label: 'Streams', run: go('/') },
     { id: 'page-agents', kind: 'Page', label: 'Agents', run: go('/agents') },
     { id: 'page-credentials', kind: 'Page', label: 'Credentials', run: go('/credentials') },
+    ...(inbox.data ? [{ id: 'page-inbox', kind: 'Page', label: `Inbox (${inbox.data.length})`, run: go('/inbox') }] : []),
     { id: 'theme', kind: 'Command', label: 'Switch the theme (light or dark)', run: toggleTheme },
     { id: 'shortcuts', kind: 'Command', label: 'Keyboard shortcuts', run: onShortcuts },
   ]
@@ -157,9 +161,9 @@ export function useCommands() {
         toggleTheme()
       } else if (event.key === 'g') {
         pendingG = Date.now()
-      } else if (Date.now() - pendingG < 1500 && ['s', 'a', 'c'].includes(event.key)) {
+      } else if (Date.now() - pendingG < 1500 && ['s', 'a', 'c', 'i'].includes(event.key)) {
         pendingG = 0
-        navigate({ s: '/', a: '/agents', c: '/credentials' }[event.key]!)
+        navigate({ s: '/', a: '/agents', c: '/credentials', i: '/inbox' }[event.key]!)
       }
     }
     window.addEventListener('keydown', onKey)

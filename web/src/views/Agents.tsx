@@ -136,6 +136,7 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
       <Field label="Name" field={f.name}><input {...f.name.input} value={form.name} onChange={(e) => set('name', e.target.value)} maxLength={120} /></Field>
       <Field label="Instructions" field={f.instructions}><textarea {...f.instructions.input} rows={3} value={form.instructions} onChange={(e) => set('instructions', e.target.value)} maxLength={20000} /></Field>
       <Field label="Endpoint URL" field={f.endpointUrl}><input {...f.endpointUrl.input} type="url" value={form.endpointUrl} onChange={(e) => set('endpointUrl', e.target.value)} maxLength={2048} placeholder="https://…" /></Field>
+      <div className="grid-2">
       <Field label="Provider" field={f.providerType}>
         <select {...f.providerType.input} value={form.providerType} onChange={(e) => set('providerType', e.target.value as ProviderType)}>
           {PROVIDERS.map((p) => <option key={p} value={p}>{p}</option>)}
@@ -155,6 +156,8 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
         </select>
         {credentials.data?.length === 0 ? <small className="muted">No credentials yet: an admin adds them on the Credentials page.</small> : null}
       </Field>
+      </div>
+      <div className="grid-2">
       <Field label="Avatar asset id" field={f.avatarAssetId}><input {...f.avatarAssetId.input} value={form.avatarAssetId} onChange={(e) => set('avatarAssetId', e.target.value)} /></Field>
       <Field label="Template id" field={f.templateId}><input {...f.templateId.input} value={form.templateId} onChange={(e) => set('templateId', e.target.value)} /></Field>
       <div className="field">
@@ -162,6 +165,7 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
         {f.streaming.message}
       </div>
       <Field label="Tools (comma-separated, at most 50)" field={f.tools}><input {...f.tools.input} value={form.tools} onChange={(e) => set('tools', e.target.value)} /></Field>
+      </div>
       <Field label="Config (JSON object)" field={f.config}><textarea {...f.config.input} rows={3} value={form.config} onChange={(e) => set('config', e.target.value)} className="mono" /></Field>
       <div className="actions">
         <button type="submit" disabled={save.isPending}>{agent ? 'Save agent' : 'Create agent'}</button>
