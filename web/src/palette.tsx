@@ -125,7 +125,7 @@ function ShortcutsDialog({ open, onClose }: { open: boolean; onClose: () => void
         <thead><tr><th scope="col">Keys</th><th scope="col">Does</th></tr></thead>
         <tbody>
           {SHORTCUTS.map(([keys, what]) => (
-            <tr key={what}><td>{keys.map((k, i) => <span key={k}>{i > 0 ? (keys[0] === 'g' ? ' then ' : ' + ') : null}<kbd>{k}</kbd></span>)}</td><td>{what}</td></tr>
+            <tr key={what}><td>{keys.map((k, i) => <span key={k}>{i > 0 ? (keys[0] === 'g' ? ' then ' : keys[0] === '←' ? ' or ' : ' + ') : null}<kbd>{k}</kbd></span>)}</td><td>{what}</td></tr>
           ))}
         </tbody>
       </table>

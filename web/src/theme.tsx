@@ -24,7 +24,8 @@ export function applyStoredTheme() {
 const listeners = new Set<() => void>()
 
 export function toggleTheme() {
-  const dark = !(stored() === 'dark' || (stored() === null && systemDark()))
+  const shown = document.documentElement.dataset.theme
+  const dark = !(shown === 'dark' || (shown !== 'light' && systemDark()))
   const theme: Theme = dark ? 'dark' : 'light'
   try {
     localStorage.setItem(STORAGE, theme)
@@ -35,18 +36,24 @@ export function toggleTheme() {
   for (const listener of listeners) listener()
 }
 
-/** Whether the page is dark now (the choice, else the system's preference), following both. */
+/** Whether the page is dark now: its data-theme (the choice), else the system's preference; follows both. */
 export function useDarkTheme(): boolean {
-  const read = () => stored() === 'dark' || (stored() === null && systemDark())
+  const read = () => {
+    const theme = document.documentElement.dataset.theme
+    return theme === 'dark' || (theme !== 'light' && systemDark())
+  }
   const [dark, setDark] = useState(read)
   useEffect(() => {
     const update = () => setDark(read())
     listeners.add(update)
     const media = globalThis.matchMedia?.('(prefers-color-scheme: dark)')
     media?.addEventListener('change', update)
+    const observer = new MutationObserver(update)
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] })
     return () => {
       listeners.delete(update)
       media?.removeEventListener('change', update)
+      observer.disconnect()
     }
   }, [])
   return dark

@@ -60,7 +60,7 @@ function RunItem({ run }: { run: Run }) {
         <Elapsed from={run.startedAt ?? run.createdAt} to={run.finishedAt} label={run.finishedAt ? 'took' : 'running for'} />
         <span>{done} of {run.phases.length} phases done</span>
       </div>
-      {run.error ? <p className="error">{run.error.detail ?? run.error.type}</p> : null}
+      {run.error && !run.phases.some((p) => p.error?.detail === run.error?.detail) ? <p className="error">{run.error.detail ?? run.error.type}</p> : null}
       <ErrorMessage error={cancel.error} />
       <ol className="stepper" aria-label={`Phases of run ${run.triggerName}`}>
         {run.phases.map((phase) => <PhaseStep key={phase.id} run={run} phase={phase} />)}
