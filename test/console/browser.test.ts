@@ -517,6 +517,10 @@ test('the console in Chromium', async (t) => {
         await page.locator('.card').filter({ hasText: 'Keyed' }).getByText('credential: Webhook key').waitFor(WAIT)
         const keyed = (await send(app, 'GET', '/api/agents')).json().data.find((a: any) => a.name === 'Keyed')
         assert.equal(keyed.credentialId, key.id)
+        // Editing shows the picture the avatar id names.
+        await first.getByRole('button', { name: 'Edit Helper' }).click()
+        await page.getByRole('form', { name: 'Edit Helper' }).getByRole('img', { name: 'Helper' }).waitFor(WAIT)
+        await page.getByRole('button', { name: 'Cancel' }).click()
         for (const agent of [one, two, keyed]) assert.equal((await send(app, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 204)
         assert.equal((await send(app, 'DELETE', `/api/credentials/${key.id}`)).statusCode, 204)
         await page.unroute(`**/api/assets/${one.avatarAssetId}/content`)

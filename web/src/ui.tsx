@@ -116,17 +116,24 @@ export function formatDuration(ms: number): string {
 
 let tick = Date.now()
 const listeners = new Set<(now: number) => void>()
-setInterval(() => {
-  tick = Date.now()
-  for (const listener of listeners) listener(tick)
-}, 15000)
+let timer: ReturnType<typeof setInterval> | undefined
 
-/** The current time, refreshed every 15 s for every relative time on the page at once. */
+/** The current time, refreshed every 15 s for every relative time on the page at once (one timer, only while shown). */
 export function useNow(): number {
   const [now, setNow] = useState(tick)
   useEffect(() => {
     listeners.add(setNow)
-    return () => { listeners.delete(setNow) }
+    timer ??= setInterval(() => {
+      tick = Date.now()
+      for (const listener of listeners) listener(tick)
+    }, 15000)
+    return () => {
+      listeners.delete(setNow)
+      if (listeners.size === 0) {
+        clearInterval(timer)
+        timer = undefined
+      }
+    }
   }, [])
   return now
 }

@@ -3,13 +3,15 @@
 import { useEffect, useState, type FormEvent } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, ApiError, unwrap, type Agent, type AgentCreate, type AgentPatch } from '../api/client'
-import { AgentName, useAgentLabels, useAgents } from '../agents'
+import { AgentName, Avatar, useAgentLabels, useAgents } from '../agents'
 import { Empty, ErrorMessage, Field, Loading, useField } from '../ui'
 import { useCredentials } from './Credentials'
 
 type ProviderType = Agent['providerType']
 type AuthMode = NonNullable<Agent['authMode']>
 const PROVIDERS: ProviderType[] = ['custom_webhook', 'custom_token_only', 'claude', 'mistral', 'elevenlabs', 'copilot_studio', 'cursor']
+// Only a well-formed id is looked up for the preview (not every keystroke).
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const AUTH_MODES: AuthMode[] = ['api_key', 'direct_line', 'none']
 interface FormState {
   name: string; instructions: string; endpointUrl: string; providerType: ProviderType; authMode: AuthMode | ''
@@ -158,7 +160,12 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
       </Field>
       </div>
       <div className="grid-2">
-      <Field label="Avatar asset id" field={f.avatarAssetId}><input {...f.avatarAssetId.input} value={form.avatarAssetId} onChange={(e) => set('avatarAssetId', e.target.value)} /></Field>
+      <Field label="Avatar asset id" field={f.avatarAssetId}>
+        <div className="agent-pick">
+          <Avatar label={{ id: agent?.id ?? 'new', name: form.name || '?', hint: null, known: true, avatarAssetId: UUID.test(form.avatarAssetId.trim()) ? form.avatarAssetId.trim() : null }} />
+          <input {...f.avatarAssetId.input} value={form.avatarAssetId} onChange={(e) => set('avatarAssetId', e.target.value)} />
+        </div>
+      </Field>
       <Field label="Template id" field={f.templateId}><input {...f.templateId.input} value={form.templateId} onChange={(e) => set('templateId', e.target.value)} /></Field>
       <div className="field">
         <label><input type="checkbox" {...f.streaming.input} checked={form.streaming} onChange={(e) => set('streaming', e.target.checked)} /> Streaming</label>
