@@ -488,6 +488,10 @@ test('the console in Chromium', async (t) => {
         assert.deepEqual(after.phases[0].decisions.map((d: any) => `${d.decision} by ${d.handle}`), ['approve by local'])
         await page.unroute(isInbox)
         await page.unroute(isClaim)
+        // Back to this branch's service (no inbox): after a reload, no inbox link and /inbox says so.
+        await page.reload()
+        await page.getByText('This Tandem has no inbox yet.').waitFor(WAIT)
+        assert.equal(await page.getByRole('link', { name: /^Inbox/ }).count(), 0)
       })
 
       await step(t, current, `${dialect} agents: namesakes told apart, avatars (a picture, initials when it fails), the credential picker`, async () => {
