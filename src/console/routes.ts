@@ -13,7 +13,8 @@ export const CONSOLE_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  // Avatars are fetched with the caller's key and shown from blob: URLs (an <img> cannot send the key).
+  "img-src 'self' data: blob:",
   "font-src 'self'",
   "connect-src 'self'",
   "object-src 'none'",
@@ -23,7 +24,7 @@ export const CONSOLE_CSP = [
 ].join('; ')
 
 /** The console's own routes; everything else (/api, /docs, /openapi.json, /healthz, /metrics) answers for itself. */
-export const SPA_ROUTES = ['/', '/streams/:id', '/agents', '/credentials']
+export const SPA_ROUTES = ['/', '/streams/:id', '/agents', '/credentials', '/inbox']
 
 export interface ConsoleOptions {
   /** The built console (defaults to web/dist); tests point elsewhere. */

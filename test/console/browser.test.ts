@@ -1,10 +1,13 @@
 // The console in real Chromium (playwright-core driving /usr/bin/chromium) against a real Tandem on each
-// database: streams, chat (rich text, edits, a lost edit race, live messages), cycles, agents (field errors),
-// the key prompt; axe-core on every page; no request to another origin and no CSP violation anywhere.
-// One browser for the whole file. Screenshots of failures go to test-results/console/.
+// database: streams, chat (rich text, edits, a lost edit race, live messages, agents by name, mentions,
+// relative times, decisions inline), cycles (the phase editor), runs (the stepper), agents (field errors,
+// namesakes, avatars, the credential picker), credentials, the command palette, shortcuts and themes, the key
+// prompt; axe-core on every page in both themes; no request to another origin and no CSP violation anywhere.
+// One browser for the whole file. Every page is photographed in both themes into test-results/console/ on
+// every run (and failures too).
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -40,7 +43,8 @@ async function serve(dialect: Parameters<typeof build>[0], env: Record<string, s
 
 /** A page that records every request to another origin, every CSP violation and every uncaught error. */
 async function openPage(browser: Browser, base: string) {
-  const context = await browser.newContext({ baseURL: base, viewport: { width: 1200, height: 850 } })
+  // Reduced motion: no colour transitions mid-check when the theme changes.
+  const context = await browser.newContext({ baseURL: base, viewport: { width: 1200, height: 850 }, reducedMotion: 'reduce', colorScheme: 'light' })
   const page = await context.newPage()
   const problems: string[] = []
   page.on('request', (request) => {
@@ -68,6 +72,34 @@ async function assertAccessible(page: Page, where: string) {
   })
   assert.deepEqual(violations, [], `axe on ${where}`)
 }
+
+/** axe in the light and in the dark theme; with `shot`, a full-page screenshot of each into test-results/console/. */
+async function checkPage(page: Page, where: string, shot?: string | false) {
+  const original = await page.evaluate(() => (globalThis as any).document.documentElement.dataset.theme ?? null)
+  for (const theme of ['light', 'dark']) {
+    await page.evaluate((t) => { (globalThis as any).document.documentElement.dataset.theme = t }, theme)
+    await assertAccessible(page, `${where} (${theme} theme)`)
+    if (shot) {
+      mkdirSync(ARTEFACTS, { recursive: true })
+      await page.screenshot({ path: `${ARTEFACTS}/${shot}-${theme}.png`, fullPage: true })
+    }
+  }
+  await page.evaluate((t) => {
+    const root = (globalThis as any).document.documentElement
+    if (t === null) delete root.dataset.theme
+    else root.dataset.theme = t
+  }, original)
+}
+
+/** The page's background colour as [r, g, b]. */
+async function background(page: Page): Promise<number[]> {
+  const colour: string = await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).backgroundColor)
+  return colour.match(/\d+/g)!.slice(0, 3).map(Number)
+}
+const isDark = (rgb: number[]) => rgb.reduce((a, b) => a + b, 0) / 3 < 80
+
+// A 1×1 PNG, the picture an agent's avatar asset serves in these tests.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
 
 /** A local agent speaking the custom_webhook protocol: answers each task at once, quoting its attempt and feedback. */
 async function webhookAgent(): Promise<{ url: string; tasks: any[]; server: Server }> {
@@ -111,12 +143,15 @@ test('the console in Chromium', async (t) => {
       const { page, problems, eventStreams, close } = await openPage(browser, url)
       t.after(close)
       const current = () => page
+      // Screenshots from the first database's run (both would show the same pages).
+      const shots = dialect === dialects()[0]
       let streamId = ''
 
       await step(t, current, `${dialect} streams: create one with the keyboard alone`, async () => {
         await page.goto('/')
         await page.getByRole('heading', { name: 'Streams' }).waitFor()
-        await assertAccessible(page, 'streams (empty)')
+        await page.getByText('No streams yet.').waitFor(WAIT)
+        await checkPage(page, 'streams (empty)', shots && 'streams-empty')
         const name = page.getByRole('textbox', { name: 'Stream name' })
         for (let i = 0; i < 30 && !(await name.evaluate((el) => el === (globalThis as any).document.activeElement)); i++) await page.keyboard.press('Tab')
         assert.ok(await name.evaluate((el) => el === (globalThis as any).document.activeElement), 'Stream name reachable with Tab')
@@ -126,18 +161,19 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('textbox', { name: 'Stream name' }).fill('Second stream')
         await page.getByRole('button', { name: 'Create stream' }).click()
         await page.getByRole('link', { name: 'Second stream' }).waitFor(WAIT)
-        const links = await page.getByRole('list').first().getByRole('link').allTextContents()
+        const links = await page.locator('.stream-list').getByRole('link').allTextContents()
         assert.deepEqual(links, ['Operations', 'Second stream'], 'oldest first')
         const listed = (await send(app, 'GET', '/api/streams')).json().data
         streamId = listed[0].id
-        await assertAccessible(page, 'streams')
+        await checkPage(page, 'streams', shots && 'streams')
       })
 
       await step(t, current, `${dialect} chat: send rich text, edit, see earlier versions`, async () => {
         await page.getByRole('link', { name: 'Operations' }).click()
         await page.waitForURL(`**/streams/${streamId}`)
         await page.getByRole('tab', { name: 'Chat' }).waitFor()
-        await assertAccessible(page, 'stream chat')
+        await page.getByText('No messages yet.').waitFor(WAIT)
+        await checkPage(page, 'stream chat (empty)', shots && 'chat-empty')
         const message = page.getByRole('textbox', { name: 'Message' })
         await message.click()
         await page.keyboard.type('Hello ')
@@ -177,7 +213,7 @@ test('the console in Chromium', async (t) => {
         assert.equal(edited.text, 'Hello edited')
         await page.getByRole('button', { name: 'Earlier versions' }).click()
         await page.getByRole('list', { name: 'Earlier versions' }).getByText('Hello world').waitFor(WAIT)
-        await assertAccessible(page, 'chat with messages and history')
+        await checkPage(page, 'chat with messages and history')
       })
 
       await step(t, current, `${dialect} chat: an edit that lost a race shows the newer version and keeps the text`, async () => {
@@ -196,7 +232,7 @@ test('the console in Chromium', async (t) => {
         await alert.getByText('Their version').waitFor(WAIT)
         assert.equal(await edit.textContent(), 'My version', 'the person\'s text is kept')
         assert.equal((await send(app, 'GET', `/api/chat/messages/${first.id}`)).json().text, 'Their version', 'nothing overwritten silently')
-        await assertAccessible(page, 'chat edit conflict')
+        await checkPage(page, 'chat edit conflict', shots && 'chat-edit-conflict')
         // Saving again is a deliberate overwrite of the version now shown.
         await page.getByRole('button', { name: 'Save' }).click()
         await edit.waitFor({ state: 'detached', ...WAIT })
@@ -213,38 +249,86 @@ test('the console in Chromium', async (t) => {
         const posted = await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: content('Posted through the API') })
         assert.equal(posted.statusCode, 201)
         await page.locator('.messages').getByText('Posted through the API').waitFor(WAIT)
-        // The README's picture: always as an artefact, into docs/ with TANDEM_UPDATE_SCREENSHOT=1.
-        mkdirSync(ARTEFACTS, { recursive: true })
-        await page.screenshot({ path: `${ARTEFACTS}/console-${dialect}.png` })
-        if (dialect === 'sqlite' && process.env.TANDEM_UPDATE_SCREENSHOT === '1') await page.screenshot({ path: 'docs/console.png' })
       })
 
-      await step(t, current, `${dialect} cycles: draft, refine, save`, async () => {
+      await step(t, current, `${dialect} chat: mentions highlighted (mine more), times relative with the exact time on hover`, async () => {
+        const posted = await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, { content: content('@local and @maria, please look (not mail@example.org)') })
+        assert.equal(posted.statusCode, 201)
+        const item = page.locator('.message').filter({ hasText: 'please look' })
+        await item.locator('mark.mention.me').filter({ hasText: '@local' }).waitFor(WAIT)
+        assert.deepEqual(await item.locator('mark.mention').allTextContents(), ['@local', '@maria'], 'an address is not a mention')
+        const time = item.locator('time')
+        assert.match((await time.textContent()) ?? '', /just now|seconds? ago/)
+        const title = (await time.getAttribute('title')) ?? ''
+        assert.match(title, /\d{4}/, 'the exact time on hover')
+        assert.equal(await time.getAttribute('datetime'), posted.json().createdAt)
+        await checkPage(page, 'chat with mentions', shots && 'chat')
+      })
+
+      await step(t, current, `${dialect} cycles: draft, refine, then edit the phases beside the prompt and save`, async () => {
+        const triager = (await send(app, 'POST', '/api/agents', { name: 'Triage bot', endpointUrl: 'https://agents.example/triage' })).json()
         await page.getByRole('tab', { name: 'Chat' }).focus()
         await page.keyboard.press('ArrowRight')
         assert.equal(await page.getByRole('tab', { name: 'Cycles' }).getAttribute('aria-selected'), 'true', 'arrow keys move between tabs')
         await page.getByRole('textbox', { name: 'Prompt' }).waitFor()
-        await assertAccessible(page, 'cycles')
+        await page.getByText('No saved cycles yet.').waitFor(WAIT)
+        await checkPage(page, 'cycles (empty)', shots && 'cycles-empty')
         await page.getByRole('textbox', { name: 'Prompt' }).fill('When a ticket arrives, triage the ticket, then have @maria approve it.')
         await page.getByRole('button', { name: 'Draft', exact: true }).click()
         const draft = page.getByRole('region', { name: 'Draft' })
-        await draft.getByRole('listitem').filter({ hasText: 'Triage ticket' }).filter({ hasText: 'operators: maria' }).waitFor(DRAFT_WAIT)
+        const triage = draft.getByRole('listitem', { name: /Triage ticket/ })
+        await triage.getByRole('button', { name: 'Remove @maria' }).waitFor(DRAFT_WAIT)
+        assert.equal(await triage.getByRole('switch').isChecked(), true, 'the gate of an approved phase is on')
         await page.getByRole('textbox', { name: 'Prompt' }).fill('Rename Triage ticket to Intake.')
         await page.getByRole('button', { name: 'Refine' }).click()
-        await draft.getByText('renamed "Triage ticket" to "Intake"').waitFor(DRAFT_WAIT)
-        await draft.getByRole('listitem').filter({ hasText: 'Intake' }).first().waitFor(WAIT)
-        await assertAccessible(page, 'cycles with a draft')
+        await page.getByText('renamed "Triage ticket" to "Intake"').waitFor(DRAFT_WAIT)
+        const intake = draft.getByRole('listitem', { name: /Intake/ })
+        await intake.waitFor(WAIT)
+        assert.equal(await intake.getByRole('textbox', { name: 'Phase name' }).inputValue(), 'Intake')
+
+        // The editor: the agent picker, operators as chips, the gate switch, add, reorder, remove.
+        await intake.getByRole('combobox', { name: 'Agent' }).selectOption({ label: 'Triage bot' })
+        await intake.getByRole('button', { name: 'Remove @maria' }).click()
+        await intake.getByRole('textbox', { name: 'Add operator' }).fill('@sam')
+        await intake.getByRole('textbox', { name: 'Add operator' }).press('Enter')
+        await intake.getByRole('button', { name: 'Remove @sam' }).waitFor(WAIT)
+        await draft.getByRole('button', { name: 'Add phase' }).click()
+        const second = draft.getByRole('listitem', { name: /^Phase 2:/ })
+        await second.getByRole('textbox', { name: 'Phase name' }).fill('Reply')
+        await second.getByRole('textbox', { name: 'Goal' }).fill('A reply is sent')
+        assert.equal(await second.getByRole('switch').isChecked(), false, 'a new phase advances on its own')
+        await second.getByRole('switch').check()
+        await draft.getByRole('button', { name: 'Add phase' }).click()
+        await draft.getByRole('listitem', { name: /^Phase 3:/ }).getByRole('textbox', { name: 'Phase name' }).fill('Throwaway')
+        await draft.getByRole('button', { name: 'Move Reply up' }).click()
+        assert.deepEqual(await draft.getByRole('textbox', { name: 'Phase name' }).evaluateAll((els) => els.map((el: any) => el.value)), ['Reply', 'Intake', 'Throwaway'])
+        assert.equal(await draft.getByRole('combobox', { name: 'Agent' }).count(), 3, 'a combobox "Agent" per phase')
+        await draft.getByRole('listitem', { name: /Throwaway/ }).getByRole('button', { name: 'Remove phase' }).click()
+        assert.equal(await draft.getByRole('button', { name: 'Remove phase' }).count(), 2)
+        await intake.locator('.agent-pick .avatar').getByText('TB', { exact: true }).waitFor(WAIT)
+        await checkPage(page, 'cycles with the phase editor', shots && 'cycles-editor')
         await page.getByRole('button', { name: 'Save cycle' }).click()
         await page.getByRole('button', { name: 'Start run' }).waitFor(WAIT)
         const saved = (await send(app, 'GET', `/api/cycles/streams/${streamId}/cycles`)).json().data
         assert.equal(saved.length, 1)
-        assert.deepEqual(saved[0].phasesTemplate.map((p: any) => p.phaseName), ['Intake'])
+        assert.deepEqual(saved[0].phasesTemplate.map((p: any) => [p.phaseName, p.agentId, p.operatorPool, p.autoAdvance]), [
+          ['Reply', '00000000-0000-0000-0000-000000000000', [], false],
+          ['Intake', triager.id, ['sam'], false],
+        ])
+        assert.equal(saved[0].phasesTemplate[0].goal, 'A reply is sent')
+        // Saved phases are numbered once ("1 Reply"), never "1. 1. Reply".
+        const listed = page.locator('.phase-summary').first()
+        assert.equal((await listed.locator('li').first().textContent())?.match(/\d/g)?.length ?? 0, 1)
+        await listed.getByText('Triage bot').waitFor(WAIT)
+        await checkPage(page, 'cycles saved', shots && 'cycles')
+        assert.equal((await send(app, 'DELETE', `/api/agents/${triager.id}`)).statusCode, 204)
       })
 
       await step(t, current, `${dialect} agents: a field error beside its field, then create`, async () => {
         await page.getByRole('link', { name: 'Agents' }).click()
         await page.getByRole('heading', { name: 'Agents' }).waitFor()
-        await assertAccessible(page, 'agents (empty)')
+        await page.getByText('No agents yet.').waitFor(WAIT)
+        await checkPage(page, 'agents (empty)', shots && 'agents-empty')
         await page.getByRole('textbox', { name: 'Name' }).fill('Researcher')
         await page.getByRole('textbox', { name: 'Instructions' }).fill('Find sources.')
         const endpoint = page.getByRole('textbox', { name: 'Endpoint URL' })
@@ -259,7 +343,7 @@ test('the console in Chromium', async (t) => {
         assert.equal(await endpoint.getAttribute('aria-invalid'), 'true')
         assert.equal(await page.getByRole('textbox', { name: 'Name' }).getAttribute('aria-describedby'), null, 'only the named field is marked')
         assert.deepEqual((await send(app, 'GET', '/api/agents')).json().data, [], 'a refused create changes nothing')
-        await assertAccessible(page, 'agents with a field error')
+        await checkPage(page, 'agents with a field error', shots && 'agents-field-error')
         await endpoint.fill('https://agents.example/hook')
         await page.getByRole('button', { name: 'Create agent' }).click()
         await page.getByRole('listitem').filter({ hasText: 'Researcher' }).waitFor(WAIT)
@@ -301,15 +385,38 @@ test('the console in Chromium', async (t) => {
         // Starting a run switches to the Runs tab; the agent's answer arrives and the phase waits for a decision.
         const waiting = page.locator('.phase.awaiting_decision')
         await waiting.getByText('Reply draft, attempt 1').waitFor(WAIT)
-        await assertAccessible(page, 'runs awaiting a decision')
+        // The stepper: the agent by name (never "Agent 78b9243b"), a status badge, numbered once.
+        await waiting.locator('.agent-name').getByText('Writer').waitFor(WAIT)
+        assert.equal(await waiting.locator('.badge.status').textContent(), 'Awaiting decision')
+        assert.equal(await waiting.getByRole('heading', { level: 4 }).textContent(), 'Phase 1: Write reply')
+        await checkPage(page, 'runs awaiting a decision', shots && 'runs-awaiting-decision')
         await waiting.getByRole('textbox', { name: 'Note' }).fill('Shorter, please')
         await waiting.getByRole('button', { name: 'Request changes' }).click()
         await page.locator('.phase.awaiting_decision').getByText('Reply draft, attempt 2 (feedback: Shorter, please)').waitFor(WAIT)
         assert.equal(agent.tasks.length, 2)
-        await page.getByRole('button', { name: 'Approve' }).click()
+        // Attempts and the decision history.
+        await waiting.getByText('attempt 2', { exact: true }).waitFor(WAIT)
+        await waiting.getByRole('list', { name: 'Decisions on Write reply' }).getByText('@local asked for changes: “Shorter, please”').waitFor(WAIT)
+
+        // In the chat, the agent's answers carry its name and, on the waiting output, the decision buttons.
+        await page.getByRole('tab', { name: 'Chat' }).click()
+        const answer = page.locator('.message.agent').filter({ hasText: 'Reply draft, attempt 2' })
+        await answer.locator('.meta').getByText('Writer', { exact: true }).waitFor(WAIT)
+        await answer.getByText('agent', { exact: true }).waitFor(WAIT)
+        assert.doesNotMatch((await page.locator('.messages').textContent()) ?? '', /Agent [0-9a-f]{8}/, 'no agent shown by id')
+        assert.equal(await page.locator('.message.agent').filter({ hasText: 'Reply draft, attempt 1' }).getByRole('button', { name: 'Approve' }).count(), 0, 'a superseded output has no buttons')
+        await answer.getByRole('button', { name: 'Request changes' }).waitFor(WAIT)
+        await answer.getByRole('button', { name: 'Reject' }).waitFor(WAIT)
+        await checkPage(page, 'chat with a decision inline', shots && 'chat-decision-inline')
+        await answer.getByRole('button', { name: 'Approve' }).click()
+        await answer.getByRole('list', { name: 'Decisions on Write reply' }).getByText('@local approved').waitFor(WAIT)
+        assert.equal(await answer.getByRole('button', { name: 'Approve' }).count(), 0)
+
+        await page.getByRole('tab', { name: 'Runs' }).click()
         await page.locator('.phase.awaiting_decision').filter({ hasText: 'Final check' }).waitFor(WAIT)
+        await page.locator('.phase.succeeded').filter({ hasText: 'Write reply' }).getByText(/^took /).waitFor(WAIT)
         await page.getByRole('button', { name: 'Reject' }).click()
-        await page.locator('.run .status.rejected').waitFor(WAIT)
+        await page.locator('.run-head .status.rejected').waitFor(WAIT)
         assert.equal(await page.getByRole('button', { name: 'Cancel run' }).count(), 0, 'a finished run cannot be canceled')
         const [run] = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/runs`)).json().data
         assert.equal(run.status, 'rejected')
@@ -320,14 +427,172 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('button', { name: 'Start run' }).click()
         await page.locator('.phase.awaiting_decision').getByText('Reply draft, attempt 1').waitFor(WAIT)
         await page.getByRole('button', { name: 'Cancel run' }).click()
-        await page.locator('.run .status.canceled').waitFor(WAIT)
+        await page.locator('.run-head .status.canceled').waitFor(WAIT)
         const runs = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/runs`)).json().data
         assert.deepEqual(runs.map((r: any) => r.status), ['rejected', 'canceled'])
-        await assertAccessible(page, 'finished runs')
+        await checkPage(page, 'finished runs', shots && 'runs')
+        assert.equal((await send(app, 'DELETE', `/api/agents/${writer.id}`)).statusCode, 204)
+      })
 
-        // The agent's answers are in the chat, marked as an agent's.
-        await page.getByRole('tab', { name: 'Chat' }).click()
-        await page.locator('.message.agent').filter({ hasText: 'Reply draft, attempt 2' }).getByText('agent', { exact: true }).waitFor(WAIT)
+      await step(t, current, `${dialect} inbox: absent where the API is missing; with it, the count in the header, claim and a decision in place`, async () => {
+        await page.goto('/')
+        await page.getByRole('heading', { name: 'Streams' }).waitFor()
+        await page.getByRole('link', { name: 'Credentials' }).waitFor(WAIT)
+        assert.equal(await page.getByRole('link', { name: /^Inbox/ }).count(), 0, 'no inbox link where GET /api/me/inbox is a 404')
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Approvals' })).json()
+        const cycle = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
+          triggerName: 'sign-off', description: 'Sign off',
+          phasesTemplate: [{ id: '01890a5d-ac96-774b-bcce-b302099a8201', agentId: '00000000-0000-0000-0000-000000000000', phaseName: 'Sign off', goal: 'Signed off', instructions: '', autoAdvance: false, operatorPool: ['local'] }],
+        })).json()
+        const started = await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}/runs`, {})
+        assert.ok(started.statusCode < 300, started.body)
+        const run = started.json()
+        let phase: any
+        for (let i = 0; i < 100; i++) {
+          phase = (await send(app, 'GET', `/api/runs/${run.id}`)).json().phases[0]
+          if (phase.status === 'awaiting_decision') break
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        assert.equal(phase.status, 'awaiting_decision')
+        // GET /api/me/inbox and the claim belong to the operators' branch, not this one: the browser is served
+        // the item OPERATORS.md specifies, for this real run; the decision itself goes to the real API.
+        let claimedBy: string | null = null
+        let decided = false
+        const isInbox = (u: URL) => u.pathname === '/api/me/inbox'
+        const isClaim = (u: URL) => u.pathname === `/api/runs/${run.id}/phases/${phase.id}/claim`
+        await page.route(isInbox, (route) => route.fulfill({ json: { nextCursor: null, data: decided ? [] : [{
+          kind: 'decision', runId: run.id, phaseRunId: phase.id, callId: null, streamId: stream.id, streamName: 'Approvals', triggerName: 'sign-off',
+          phaseName: 'Sign off', summary: 'Sign off the refund of 40 EUR', waitingSince: phase.startedAt ?? run.createdAt, remindAt: null, escalateAt: null,
+          expireAt: new Date(Date.now() + 3600_000).toISOString(), escalated: false, claimedBy, approvals: { have: 0, need: 1 },
+        }] } }))
+        await page.route(isClaim, (route) => {
+          claimedBy = route.request().method() === 'POST' ? 'local' : null
+          return route.fulfill({ status: 204 })
+        })
+        await page.reload()
+        const link = page.getByRole('link', { name: 'Inbox (1)' })
+        await link.waitFor(WAIT)
+        await link.click()
+        const item = page.getByRole('listitem', { name: 'Decision: Sign off in Approvals' })
+        await item.getByText('Sign off the refund of 40 EUR').waitFor(WAIT)
+        await item.getByText(/expires in (an hour|60 minutes|59 minutes)/).waitFor(WAIT)
+        await item.getByRole('button', { name: 'Claim' }).click()
+        await item.getByText('claimed by @local').waitFor(WAIT)
+        await item.getByRole('button', { name: 'Release' }).waitFor(WAIT)
+        await checkPage(page, 'inbox', shots && 'inbox')
+        decided = true
+        await item.getByRole('button', { name: 'Approve' }).click()
+        await page.getByText('Nothing waits for you.').waitFor(WAIT)
+        await page.getByRole('link', { name: 'Inbox (0)' }).waitFor(WAIT)
+        const after = (await send(app, 'GET', `/api/runs/${run.id}`)).json()
+        assert.deepEqual(after.phases[0].decisions.map((d: any) => `${d.decision} by ${d.handle}`), ['approve by local'])
+        await page.unroute(isInbox)
+        await page.unroute(isClaim)
+        // Back to this branch's service (no inbox): after a reload, no inbox link and /inbox says so.
+        await page.reload()
+        await page.getByText('This Tandem has no inbox yet.').waitFor(WAIT)
+        assert.equal(await page.getByRole('link', { name: /^Inbox/ }).count(), 0)
+      })
+
+      await step(t, current, `${dialect} agents: namesakes told apart, avatars (a picture, initials when it fails), the credential picker`, async () => {
+        const one = (await send(app, 'POST', '/api/agents', { name: 'Helper', endpointUrl: 'https://agents.example/one', avatarAssetId: '01890a5d-ac96-774b-bcce-b302099a8101' })).json()
+        const two = (await send(app, 'POST', '/api/agents', { name: 'Helper', endpointUrl: 'https://agents.example/two', avatarAssetId: '01890a5d-ac96-774b-bcce-b302099a8102' })).json()
+        const key = (await send(app, 'POST', '/api/credentials', { name: 'Webhook key', secret: 'whk-0123456789-abcd' })).json()
+        // The first agent's picture loads; the second's asset does not exist (404), so it shows initials.
+        await page.route(`**/api/assets/${one.avatarAssetId}/content`, (route) => route.fulfill({ status: 200, contentType: 'image/png', body: PNG }))
+        await page.getByRole('link', { name: 'Agents' }).click()
+        await page.getByRole('heading', { name: 'Agents' }).waitFor()
+        const first = page.locator(`[id="agent-${one.id}"]`)
+        const second = page.locator(`[id="agent-${two.id}"]`)
+        await first.getByRole('img', { name: 'Helper' }).waitFor(WAIT)
+        await second.locator('.avatar').getByText('HE', { exact: true }).waitFor(WAIT)
+        assert.equal(await second.getByRole('img').count(), 0)
+        const hints = [await first.locator('.hint').textContent(), await second.locator('.hint').textContent()]
+        assert.notEqual(hints[0], hints[1], 'two agents of one name are told apart')
+        assert.ok(hints[0]?.includes(one.id.slice(-8)) && hints[1]?.includes(two.id.slice(-8)), hints.join(' / '))
+
+        // The credential picker: by name and hint, never a UUID to type.
+        await page.getByRole('textbox', { name: 'Name' }).fill('Keyed')
+        await page.getByRole('textbox', { name: 'Endpoint URL' }).fill('https://agents.example/keyed')
+        const picker = page.getByRole('combobox', { name: 'Credential' })
+        await picker.selectOption({ label: 'Webhook key (secret …abcd)' })
+        await checkPage(page, 'agents with namesakes and avatars', shots && 'agents')
+        await page.getByRole('button', { name: 'Create agent' }).click()
+        await page.locator('.card').filter({ hasText: 'Keyed' }).getByText('credential: Webhook key').waitFor(WAIT)
+        const keyed = (await send(app, 'GET', '/api/agents')).json().data.find((a: any) => a.name === 'Keyed')
+        assert.equal(keyed.credentialId, key.id)
+        // Editing shows the picture the avatar id names.
+        await first.getByRole('button', { name: 'Edit Helper' }).click()
+        await page.getByRole('form', { name: 'Edit Helper' }).getByRole('img', { name: 'Helper' }).waitFor(WAIT)
+        await page.getByRole('button', { name: 'Cancel' }).click()
+        for (const agent of [one, two, keyed]) assert.equal((await send(app, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 204)
+        assert.equal((await send(app, 'DELETE', `/api/credentials/${key.id}`)).statusCode, 204)
+        await page.unroute(`**/api/assets/${one.avatarAssetId}/content`)
+      })
+
+      await step(t, current, `${dialect} themes: the system's preference, then the "Dark theme" toggle, remembered`, async () => {
+        await page.goto('/')
+        const toggle = page.getByRole('button', { name: 'Dark theme' })
+        await toggle.waitFor(WAIT)
+        assert.equal(await toggle.getAttribute('aria-pressed'), 'false')
+        assert.ok(!isDark(await background(page)), 'light by default where the system is light')
+        await toggle.click()
+        assert.equal(await toggle.getAttribute('aria-pressed'), 'true')
+        assert.ok(isDark(await background(page)), 'dark after the toggle')
+        await page.reload()
+        await page.getByRole('button', { name: 'Dark theme', pressed: true }).waitFor(WAIT)
+        assert.ok(isDark(await background(page)), 'the choice is remembered')
+        await page.keyboard.press('Shift+D')
+        await page.getByRole('button', { name: 'Dark theme', pressed: false }).waitFor(WAIT)
+        assert.ok(!isDark(await background(page)))
+        // A new visitor whose system prefers dark gets a dark page with no choice made.
+        const context = await page.context().browser()!.newContext({ baseURL: url, colorScheme: 'dark' })
+        try {
+          const dark = await context.newPage()
+          await dark.goto('/')
+          await dark.getByRole('button', { name: 'Dark theme', pressed: true }).waitFor(WAIT)
+          assert.ok(isDark(await background(dark)), 'prefers-color-scheme: dark alone gives a dark page')
+        } finally {
+          await context.close()
+        }
+      })
+
+      await step(t, current, `${dialect} command palette (Ctrl+K, ⌘K) and keyboard shortcuts (?)`, async () => {
+        await page.goto('/credentials')
+        await page.getByRole('heading', { name: 'Credentials' }).waitFor()
+        await page.keyboard.press('Control+k')
+        const palette = page.getByRole('dialog', { name: 'Command palette' })
+        const search = palette.getByRole('combobox', { name: 'Search' })
+        await search.waitFor(WAIT)
+        assert.ok(await search.evaluate((el) => el === (globalThis as any).document.activeElement), 'the search box has the focus')
+        await search.fill('second')
+        await palette.getByRole('option', { name: /Second stream/ }).waitFor(WAIT)
+        await checkPage(page, 'command palette', shots && 'palette')
+        await page.keyboard.press('Enter')
+        await page.getByRole('heading', { name: 'Second stream' }).waitFor(WAIT)
+        assert.equal(await palette.isVisible(), false)
+        await page.keyboard.press('Meta+k')
+        await search.waitFor(WAIT)
+        await search.fill('agents')
+        await page.keyboard.press('Enter')
+        await page.getByRole('heading', { name: 'Agents' }).waitFor(WAIT)
+        await page.keyboard.press('Control+k')
+        await search.waitFor(WAIT)
+        await page.keyboard.press('Escape')
+        await search.waitFor({ state: 'hidden', ...WAIT })
+
+        await page.keyboard.press('?')
+        const shortcuts = page.getByRole('dialog', { name: 'Keyboard shortcuts' })
+        await shortcuts.getByText('Open the command palette (⌘K on a Mac)').waitFor(WAIT)
+        await checkPage(page, 'keyboard shortcuts', shots && 'shortcuts')
+        await page.keyboard.press('Escape')
+        await shortcuts.waitFor({ state: 'hidden', ...WAIT })
+        await page.keyboard.press('g')
+        await page.keyboard.press('c')
+        await page.getByRole('heading', { name: 'Credentials' }).waitFor(WAIT)
+        await page.keyboard.press('g')
+        await page.keyboard.press('s')
+        await page.getByRole('heading', { name: 'Streams' }).waitFor(WAIT)
       })
 
       await step(t, current, `${dialect} credentials: create, a field error, rename, replace the secret, delete; the secret never shown`, async () => {
@@ -335,7 +600,7 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('link', { name: 'Credentials' }).click()
         await page.getByRole('heading', { name: 'Credentials' }).waitFor()
         await page.getByText('No credentials yet.').waitFor(WAIT)
-        await assertAccessible(page, 'credentials (empty)')
+        await checkPage(page, 'credentials (empty)', shots && 'credentials-empty')
         const name = page.getByRole('textbox', { name: 'Credential name' })
         await page.getByLabel('Secret', { exact: true }).fill(SECRET)
         await page.getByRole('button', { name: 'Create credential' }).click()
@@ -344,7 +609,7 @@ test('the console in Chromium', async (t) => {
         const describedBy = await name.getAttribute('aria-describedby')
         assert.match((await page.locator(`[id="${describedBy}"]`).textContent()) ?? '', /character|fewer|least|empty/i)
         assert.equal(await page.getByLabel('Secret', { exact: true }).inputValue(), '')
-        await assertAccessible(page, 'credentials with a field error')
+        await checkPage(page, 'credentials with a field error')
         await name.fill('Anthropic')
         await page.getByLabel('Secret', { exact: true }).fill(SECRET)
         await page.getByRole('button', { name: 'Create credential' }).click()
@@ -356,6 +621,7 @@ test('the console in Chromium', async (t) => {
         await form.getByLabel('New secret (leave empty to keep)').fill('another-secret-9876')
         await form.getByRole('button', { name: 'Save credential' }).click()
         await page.getByRole('listitem').filter({ hasText: 'Anthropic prod' }).getByText('secret …9876').waitFor(WAIT)
+        await checkPage(page, 'credentials', shots && 'credentials')
         assert.ok(!(await page.content()).includes(SECRET), 'the secret is never shown back')
         const [stored] = (await send(app, 'GET', '/api/credentials')).json().data
         assert.equal(stored.name, 'Anthropic prod')
@@ -367,8 +633,14 @@ test('the console in Chromium', async (t) => {
       await step(t, current, `${dialect} an unknown stream: a clear message, never a blank page`, async () => {
         await page.goto('/streams/01890a5d-ac96-774b-bcce-b302099a8057')
         await page.getByRole('alert').filter({ hasText: 'Not found' }).waitFor(WAIT)
-        await assertAccessible(page, 'unknown stream')
+        await checkPage(page, 'unknown stream', shots && 'stream-not-found')
       })
+
+      // The docs' pictures (docs/console.md): copied from this run's screenshots with TANDEM_UPDATE_SCREENSHOT=1.
+      if (shots && process.env.TANDEM_UPDATE_SCREENSHOT === '1') {
+        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark' }
+        for (const [target, source] of Object.entries(pictures)) if (existsSync(`${ARTEFACTS}/${source}.png`)) copyFileSync(`${ARTEFACTS}/${source}.png`, `docs/${target}`)
+      }
 
       await t.test(`${dialect} no request left this origin and nothing broke the CSP`, () => {
         assert.deepEqual(problems, [])
@@ -389,7 +661,7 @@ test('the console in Chromium', async (t) => {
       await page.goto('/')
       const input = page.getByLabel('API key')
       await input.waitFor(WAIT)
-      await assertAccessible(page, 'key prompt')
+      await checkPage(page, 'key prompt', 'key-prompt')
       await input.fill('tdm_wrong')
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('alert').filter({ hasText: 'not accepted' }).waitFor(WAIT)
@@ -418,7 +690,7 @@ test('the console in Chromium', async (t) => {
       await page.getByRole('textbox', { name: 'Name' }).fill('Not mine to make')
       await page.getByRole('button', { name: 'Create agent' }).click()
       await page.getByRole('alert').filter({ hasText: 'Not allowed' }).waitFor(WAIT)
-      await assertAccessible(page, 'agents refused to a member')
+      await checkPage(page, 'agents refused to a member')
       assert.deepEqual(problems, [])
     })
   })

@@ -1,7 +1,11 @@
-// The console's shell: header (who is signed in), navigation, and the routes of CONSOLE.md.
+// The console's shell: header (navigation, who is signed in, the theme, shortcuts), the command palette,
+// and the routes of CONSOLE.md.
 import { Link, Route, Switch, useRoute } from 'wouter'
 import { AuthGate, useAuth } from './auth'
 import { ErrorBoundary } from './boundary'
+import { InboxLink, InboxPage } from './inbox'
+import { useCommands } from './palette'
+import { ThemeToggle } from './theme'
 import { StreamsPage } from './views/Streams'
 import { StreamPage } from './views/Stream'
 import { AgentsPage } from './views/Agents'
@@ -9,43 +13,62 @@ import { CredentialsPage } from './views/Credentials'
 
 function NavLink({ href, children }: { href: string; children: string }) {
   const [active] = useRoute(href === '/' ? '/' : href)
-  return <Link href={href} aria-current={active ? 'page' : undefined}>{children}</Link>
+  const [inStream] = useRoute('/streams/:id')
+  return <Link href={href} aria-current={active || (href === '/' && inStream) ? 'page' : undefined}>{children}</Link>
 }
 
-function Header() {
+function Header({ openPalette, openShortcuts }: { openPalette: () => void; openShortcuts: () => void }) {
   const { me, signOut, hasKey } = useAuth()
+  const [inInbox] = useRoute('/inbox')
   return (
     <header className="top">
       <a className="skip" href="#main">Skip to content</a>
-      <span className="brand">Tandem</span>
       <nav aria-label="Main">
-        <NavLink href="/">Streams</NavLink>
-        <NavLink href="/agents">Agents</NavLink>
-        <NavLink href="/credentials">Credentials</NavLink>
+        <ul>
+          <li><Link href="/" className="brand"><span className="brand-mark" aria-hidden="true" />Tandem</Link></li>
+          <li><NavLink href="/">Streams</NavLink></li>
+          <li><NavLink href="/agents">Agents</NavLink></li>
+          <li><NavLink href="/credentials">Credentials</NavLink></li>
+          <InboxLink current={inInbox} />
+        </ul>
+        <ul>
+          <li><button type="button" className="secondary small" onClick={openPalette} aria-keyshortcuts="Control+K Meta+K">Search <kbd>Ctrl K</kbd></button></li>
+          <li><button type="button" className="ghost small" onClick={openShortcuts} aria-keyshortcuts="?" title="Keyboard shortcuts (?)">?<span className="sr-only"> Keyboard shortcuts</span></button></li>
+          <li><ThemeToggle /></li>
+          {me ? <li className="who">Signed in as <strong>@{me.handle}</strong> ({me.role})</li> : null}
+          {hasKey ? <li><button type="button" className="secondary small" onClick={signOut}>Sign out</button></li> : null}
+        </ul>
       </nav>
-      <span className="who">
-        {me ? <>Signed in as <strong>@{me.handle}</strong> ({me.role})</> : null}
-        {hasKey ? <button type="button" onClick={signOut}>Sign out</button> : null}
-      </span>
     </header>
+  )
+}
+
+function Shell() {
+  const { dialogs, openPalette, openShortcuts } = useCommands()
+  return (
+    <>
+      <Header openPalette={openPalette} openShortcuts={openShortcuts} />
+      <main id="main" tabIndex={-1} className="container">
+        <ErrorBoundary>
+          <Switch>
+            <Route path="/" component={StreamsPage} />
+            <Route path="/streams/:id">{(params) => <StreamPage id={params.id} />}</Route>
+            <Route path="/agents" component={AgentsPage} />
+            <Route path="/credentials" component={CredentialsPage} />
+            <Route path="/inbox" component={InboxPage} />
+            <Route><h1>Page not found</h1><p><Link href="/">Back to the streams</Link></p></Route>
+          </Switch>
+        </ErrorBoundary>
+      </main>
+      {dialogs}
+    </>
   )
 }
 
 export function App() {
   return (
     <AuthGate>
-      <Header />
-      <main id="main" tabIndex={-1}>
-        <ErrorBoundary>
-        <Switch>
-          <Route path="/" component={StreamsPage} />
-          <Route path="/streams/:id">{(params) => <StreamPage id={params.id} />}</Route>
-          <Route path="/agents" component={AgentsPage} />
-          <Route path="/credentials" component={CredentialsPage} />
-          <Route><h1>Page not found</h1><p><Link href="/">Back to the streams</Link></p></Route>
-        </Switch>
-        </ErrorBoundary>
-      </main>
+      <Shell />
     </AuthGate>
   )
 }

@@ -64,7 +64,7 @@ function KeyPrompt({ onKey }: { onKey: (key: string) => void }) {
   return (
     <main className="key-prompt">
       <h1>Tandem console</h1>
-      <form onSubmit={submit}>
+      <form onSubmit={submit} className="card">
         <p>This Tandem needs an API key. It is kept in this tab only (session storage).</p>
         <label htmlFor="api-key">API key</label>
         <input id="api-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} required />

@@ -1,30 +1,18 @@
 // `/agents`: list, create, edit and delete agents, every field of spec 2.2 with its limits; a 400's pointers
 // are shown beside the fields they name.
-import { useState, type FormEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useState, type FormEvent } from 'react'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, ApiError, unwrap, type Agent, type AgentCreate, type AgentPatch } from '../api/client'
-import { allPages } from '../pages'
-import { ErrorMessage, Field, Loading, shortId, useField } from '../ui'
+import { AgentName, Avatar, useAgentLabels, useAgents } from '../agents'
+import { Empty, ErrorMessage, Field, Loading, useField } from '../ui'
+import { useCredentials } from './Credentials'
 
 type ProviderType = Agent['providerType']
 type AuthMode = NonNullable<Agent['authMode']>
 const PROVIDERS: ProviderType[] = ['custom_webhook', 'custom_token_only', 'claude', 'mistral', 'elevenlabs', 'copilot_studio', 'cursor']
+// Only a well-formed id is looked up for the preview (not every keystroke).
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const AUTH_MODES: AuthMode[] = ['api_key', 'direct_line', 'none']
-const NIL_UUID = '00000000-0000-0000-0000-000000000000'
-
-export function useAgents() {
-  return useQuery({
-    queryKey: ['agents'],
-    queryFn: () => allPages((cursor) => unwrap(api.GET('/api/agents', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
-  })
-}
-
-/** An agent's name by id ("people" for the nil UUID), for phases and messages. */
-export function useAgentNames() {
-  const agents = useAgents()
-  return (id: string) => (id === NIL_UUID ? 'people (no agent)' : agents.data?.find((a) => a.id === id.toLowerCase())?.name ?? `unknown (${shortId(id)})`)
-}
-
 interface FormState {
   name: string; instructions: string; endpointUrl: string; providerType: ProviderType; authMode: AuthMode | ''
   credentialId: string; avatarAssetId: string; templateId: string; streaming: boolean; tools: string; config: string
@@ -63,11 +51,15 @@ function toBody(form: FormState, editing: boolean) {
 export function AgentsPage() {
   const agents = useAgents()
   const [editing, setEditing] = useState<Agent | null>(null)
+  // The palette links an agent as /agents#agent-<id>: bring it into view.
+  useEffect(() => {
+    if (agents.data && location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView({ block: 'center' })
+  }, [agents.data])
   return (
     <>
       <h1>Agents</h1>
-      {agents.isPending ? <Loading /> : <ErrorMessage error={agents.error} />}
-      {agents.data?.length === 0 ? <p>No agents yet.</p> : null}
+      {agents.isPending ? <Loading what="agents" /> : <ErrorMessage error={agents.error} onRetry={() => void agents.refetch()} />}
+      {agents.data?.length === 0 ? <Empty title="No agents yet.">Create one below: give it a name and the address it answers at, or a provider and a credential.</Empty> : null}
       <ul className="list">
         {agents.data?.map((agent) => <AgentItem key={agent.id} agent={agent} onEdit={() => setEditing(agent)} />)}
       </ul>
@@ -78,25 +70,34 @@ export function AgentsPage() {
 
 function AgentItem({ agent, onEdit }: { agent: Agent; onEdit: () => void }) {
   const queryClient = useQueryClient()
+  const label = useAgentLabels()(agent.id)
+  const credentials = useCredentials()
   const [confirming, setConfirming] = useState(false)
   const remove = useMutation({
     mutationFn: () => unwrap(api.DELETE('/api/agents/{id}', { params: { path: { id: agent.id } } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['agents'] }),
   })
+  const credential = agent.credentialId ? credentials.data?.find((c) => c.id === agent.credentialId?.toLowerCase()) : undefined
   return (
-    <li className="card">
-      <strong>{agent.name}</strong> <span className="muted">{agent.providerType}{agent.endpointUrl ? ` → ${agent.endpointUrl}` : ''}</span>
-      <div className="actions">
-        <button type="button" onClick={onEdit} aria-label={`Edit ${agent.name}`}>Edit</button>
-        {confirming ? (
-          <>
-            <button type="button" onClick={() => remove.mutate()} aria-label={`Confirm deleting ${agent.name}`}>Confirm delete</button>
-            <button type="button" onClick={() => setConfirming(false)}>Keep</button>
-          </>
-        ) : (
-          <button type="button" onClick={() => setConfirming(true)} aria-label={`Delete ${agent.name}`}>Delete</button>
-        )}
+    <li className="card" id={`agent-${agent.id}`}>
+      <div className="spread">
+        <strong><AgentName label={label} size="md" /></strong>
+        <div className="actions">
+          <button type="button" className="secondary small" onClick={onEdit} aria-label={`Edit ${agent.name}`}>Edit</button>
+          {confirming ? (
+            <>
+              <button type="button" className="danger small" onClick={() => remove.mutate()} aria-label={`Confirm deleting ${agent.name}`}>Confirm delete</button>
+              <button type="button" className="secondary small" onClick={() => setConfirming(false)}>Keep</button>
+            </>
+          ) : (
+            <button type="button" className="ghost small" onClick={() => setConfirming(true)} aria-label={`Delete ${agent.name}`}>Delete</button>
+          )}
+        </div>
       </div>
+      <p className="muted small">
+        {agent.providerType}{agent.endpointUrl ? ` → ${agent.endpointUrl}` : ''}
+        {agent.credentialId ? ` · credential: ${credential ? credential.name : 'not listed'}` : ''}
+      </p>
       <ErrorMessage error={remove.error} />
     </li>
   )
@@ -125,6 +126,7 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
     avatarAssetId: useField(save.error, '/avatarAssetId'), templateId: useField(save.error, '/templateId'),
     streaming: useField(save.error, '/capabilities/streaming'), tools: useField(save.error, '/capabilities/tools'), config: useField(save.error, '/config'),
   }
+  const credentials = useCredentials()
   const shown = Object.values(f).some((field) => field.message)
   const submit = (event: FormEvent) => {
     event.preventDefault()
@@ -136,6 +138,7 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
       <Field label="Name" field={f.name}><input {...f.name.input} value={form.name} onChange={(e) => set('name', e.target.value)} maxLength={120} /></Field>
       <Field label="Instructions" field={f.instructions}><textarea {...f.instructions.input} rows={3} value={form.instructions} onChange={(e) => set('instructions', e.target.value)} maxLength={20000} /></Field>
       <Field label="Endpoint URL" field={f.endpointUrl}><input {...f.endpointUrl.input} type="url" value={form.endpointUrl} onChange={(e) => set('endpointUrl', e.target.value)} maxLength={2048} placeholder="https://…" /></Field>
+      <div className="grid-2">
       <Field label="Provider" field={f.providerType}>
         <select {...f.providerType.input} value={form.providerType} onChange={(e) => set('providerType', e.target.value as ProviderType)}>
           {PROVIDERS.map((p) => <option key={p} value={p}>{p}</option>)}
@@ -147,17 +150,34 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
           {AUTH_MODES.map((m) => <option key={m} value={m}>{m}</option>)}
         </select>
       </Field>
-      <Field label="Credential id" field={f.credentialId}><input {...f.credentialId.input} value={form.credentialId} onChange={(e) => set('credentialId', e.target.value)} /></Field>
-      <Field label="Avatar asset id" field={f.avatarAssetId}><input {...f.avatarAssetId.input} value={form.avatarAssetId} onChange={(e) => set('avatarAssetId', e.target.value)} /></Field>
+      <Field label="Credential" field={f.credentialId}>
+        <select {...f.credentialId.input} value={form.credentialId} onChange={(e) => set('credentialId', e.target.value)}>
+          <option value="">(no credential)</option>
+          {credentials.data?.map((c) => <option key={c.id} value={c.id}>{c.name} (secret {c.hint})</option>)}
+          {form.credentialId && !credentials.data?.some((c) => c.id === form.credentialId.toLowerCase()) ? <option value={form.credentialId}>a credential not listed ({form.credentialId.slice(-8)})</option> : null}
+        </select>
+        {credentials.data?.length === 0 ? <small className="muted">No credentials yet: an admin adds them on the Credentials page.</small> : null}
+      </Field>
+      </div>
+      <div className="grid-2">
+      <Field label="Avatar asset id" field={f.avatarAssetId}>
+        <div className="agent-pick">
+          <Avatar label={{ id: agent?.id ?? 'new', name: form.name || '?', hint: null, known: true, avatarAssetId: UUID.test(form.avatarAssetId.trim()) ? form.avatarAssetId.trim() : null }} />
+          <input {...f.avatarAssetId.input} value={form.avatarAssetId} onChange={(e) => set('avatarAssetId', e.target.value)} />
+        </div>
+      </Field>
       <Field label="Template id" field={f.templateId}><input {...f.templateId.input} value={form.templateId} onChange={(e) => set('templateId', e.target.value)} /></Field>
       <div className="field">
         <label><input type="checkbox" {...f.streaming.input} checked={form.streaming} onChange={(e) => set('streaming', e.target.checked)} /> Streaming</label>
         {f.streaming.message}
       </div>
       <Field label="Tools (comma-separated, at most 50)" field={f.tools}><input {...f.tools.input} value={form.tools} onChange={(e) => set('tools', e.target.value)} /></Field>
+      </div>
       <Field label="Config (JSON object)" field={f.config}><textarea {...f.config.input} rows={3} value={form.config} onChange={(e) => set('config', e.target.value)} className="mono" /></Field>
-      <button type="submit" disabled={save.isPending}>{agent ? 'Save agent' : 'Create agent'}</button>
-      {agent ? <button type="button" onClick={onDone}>Cancel</button> : null}
+      <div className="actions">
+        <button type="submit" disabled={save.isPending}>{agent ? 'Save agent' : 'Create agent'}</button>
+        {agent ? <button type="button" className="secondary" onClick={onDone}>Cancel</button> : null}
+      </div>
       {save.error && !shown ? <ErrorMessage error={save.error} /> : null}
       {save.error && shown ? <p role="alert" className="error">The agent was not saved: see the fields marked above.</p> : null}
     </form>

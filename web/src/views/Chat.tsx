@@ -1,16 +1,22 @@
-// A stream's chat: messages oldest first (live), a rich-text composer, edits with If-Match (a lost race shows
-// the newer version and keeps the person's text), and each message's earlier versions.
+// A stream's chat, the timeline of the work: messages oldest first (live), agents by name and avatar, relative
+// times, mentions highlighted, a gated phase's output with its decision in place; a rich-text composer, edits
+// with If-Match (a lost race shows the newer version and keeps the person's text), and earlier versions.
 import { useRef, useState } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, ApiError, unwrap, type Message as ApiMessage } from '../api/client'
+import { api, ApiError, unwrap, type Message as ApiMessage, type PhaseRun, type Run } from '../api/client'
+import { AgentName, Avatar, useAgentLabels, type AgentLabel } from '../agents'
 import { canActAs, useAuth } from '../auth'
 import { allPages } from '../pages'
 import { RichTextEditor, type EditorHandle } from '../richtext/Editor'
 import { RichText } from '../richtext/RichText'
 import { emptyContent, type Content } from '../richtext/mapping'
-import { ErrorMessage, Loading, shortId, useField } from '../ui'
+import { Badge, Empty, ErrorMessage, Loading, RelativeTime, shortId, StatusBadge, useField } from '../ui'
+import { DecisionForm, inPool } from './Decide'
+import { DecisionHistory, useRuns } from './Runs'
 
 type Message = ApiMessage
+
+interface PhaseOutput { run: Run; phase: PhaseRun }
 
 export function ChatPanel({ streamId, poll }: { streamId: string; poll: number | false }) {
   const messages = useQuery({
@@ -18,12 +24,17 @@ export function ChatPanel({ streamId, poll }: { streamId: string; poll: number |
     queryFn: () => allPages((cursor) => unwrap(api.GET('/api/chat/streams/{streamId}/messages', { params: { path: { streamId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
     refetchInterval: poll,
   })
+  // A phase's output is a message: the runs say which, so the decision can sit on it.
+  const runs = useRuns(streamId, poll)
+  const outputs = new Map<string, PhaseOutput>()
+  for (const run of runs.data ?? []) for (const phase of run.phases) if (phase.output) outputs.set(phase.output.messageId, { run, phase })
   return (
     <>
       <h2 className="sr-only">Chat</h2>
-      {messages.isPending ? <Loading /> : <ErrorMessage error={messages.error} />}
+      {messages.isPending ? <Loading what="messages" /> : <ErrorMessage error={messages.error} onRetry={() => void messages.refetch()} />}
+      {messages.data?.length === 0 ? <Empty title="No messages yet.">Write the first one below; agents answer here when a run reaches them.</Empty> : null}
       <ol className="messages" aria-label="Messages" aria-live="polite">
-        {(messages.data as Message[] | undefined)?.map((message) => <MessageItem key={message.id} message={message} />)}
+        {(messages.data as Message[] | undefined)?.map((message) => <MessageItem key={message.id} message={message} output={outputs.get(message.id)} />)}
       </ol>
       <Composer streamId={streamId} />
     </>
@@ -48,37 +59,63 @@ function Composer({ streamId }: { streamId: string }) {
     <div className="card composer">
       <RichTextEditor label="Message" initial={emptyContent()} onSubmit={submit} describedBy={field.describedBy} handle={editor} />
       {field.message}
-      <button type="button" onClick={submit} disabled={send.isPending}>Send</button>
+      <div className="actions spread"><span className="muted small"><kbd>Ctrl</kbd> + <kbd>Enter</kbd> sends</span><button type="button" onClick={submit} disabled={send.isPending}>Send</button></div>
       {send.error && !field.message ? <ErrorMessage error={send.error} /> : null}
     </div>
   )
 }
 
-function MessageItem({ message }: { message: Message }) {
+/** A person seen in the chat: "You", else their short id (the API gives no directory of people). */
+function personLabel(authorId: string, mine: boolean, handle: string | undefined): AgentLabel {
+  return { id: authorId, name: mine ? 'You' : `Person ${shortId(authorId)}`, hint: null, avatarAssetId: null, known: true, initialsOf: mine ? handle : 'P' }
+}
+
+function MessageItem({ message, output }: { message: Message; output: PhaseOutput | undefined }) {
   const { me } = useAuth()
+  const agentLabel = useAgentLabels()
   const [editing, setEditing] = useState(false)
   const [history, setHistory] = useState(false)
   const mine = me?.principalId === message.authorId
-  const author = message.authorType === 'agent' ? `Agent ${shortId(message.authorId)}` : mine ? 'You' : `@${shortId(message.authorId)}`
+  const agent = message.authorType === 'agent'
+  const author = agent ? agentLabel(message.authorId) : personLabel(message.authorId, mine, me?.handle)
   return (
-    <li className={message.authorType === 'agent' ? 'message agent' : 'message'}>
-      <div className="meta">
-        <strong>{author}</strong>
-        {message.authorType === 'agent' ? <span className="badge">agent</span> : null}
-        <time dateTime={message.createdAt}>{new Date(message.createdAt).toLocaleString()}</time>
-        {message.editedAt ? <span className="muted">(edited, revision {message.revision})</span> : null}
+    <li className={agent ? 'message agent' : 'message'}>
+      <Avatar label={author} />
+      <div className="body">
+        <div className="meta">
+          <strong><AgentName label={author} avatar={false} /></strong>
+          {agent ? <Badge tone="agent">agent</Badge> : null}
+          {output ? <span className="muted">output of {output.phase.phaseName} ({output.run.triggerName})</span> : null}
+          <RelativeTime iso={message.createdAt} />
+          {message.editedAt ? <span className="muted">(edited, revision {message.revision})</span> : null}
+        </div>
+        {editing ? <EditForm message={message} onDone={() => setEditing(false)} /> : <RichText content={message.content as Content} me={me?.handle} />}
+        {output ? <InlineDecision {...output} /> : null}
+        <div className="actions">
+          {!editing && canActAs(me, message.authorId) && !agent ? (
+            <button type="button" className="ghost small" onClick={() => setEditing(true)}>Edit</button>
+          ) : null}
+          {message.revision > 1 ? (
+            <button type="button" className="ghost small" aria-expanded={history} onClick={() => setHistory(!history)}>Earlier versions</button>
+          ) : null}
+        </div>
+        {history ? <Revisions id={message.id} revision={message.revision} /> : null}
       </div>
-      {editing ? <EditForm message={message} onDone={() => setEditing(false)} /> : <RichText content={message.content as Content} />}
-      <div className="actions">
-        {!editing && canActAs(me, message.authorId) && message.authorType !== 'agent' ? (
-          <button type="button" onClick={() => setEditing(true)}>Edit</button>
-        ) : null}
-        {message.revision > 1 ? (
-          <button type="button" aria-expanded={history} onClick={() => setHistory(!history)}>Earlier versions</button>
-        ) : null}
-      </div>
-      {history ? <Revisions id={message.id} revision={message.revision} /> : null}
     </li>
+  )
+}
+
+/** On a gated phase's output: the decision buttons while it waits (for its pool), its history after. */
+function InlineDecision({ run, phase }: PhaseOutput) {
+  const { me } = useAuth()
+  if (phase.autoAdvance && phase.decisions.length === 0) return null
+  const waiting = phase.status === 'awaiting_decision'
+  return (
+    <section className={waiting ? 'inline-decision' : ''} aria-label={`Decision on ${phase.phaseName}`}>
+      {waiting ? <p className="small"><StatusBadge status="awaiting_decision" /> {inPool(phase, me) ? 'Your decision is needed on this output.' : 'Waiting for a decision from the phase\'s operators.'}</p> : null}
+      <DecisionHistory phase={phase} />
+      {waiting && inPool(phase, me) ? <DecisionForm run={run} phase={phase} /> : null}
+    </section>
   )
 }
 
@@ -122,8 +159,10 @@ function EditForm({ message, onDone }: { message: Message; onDone: () => void })
       ) : null}
       <RichTextEditor label="Edit message" initial={message.content as Content} onSubmit={submit} describedBy={field.describedBy} handle={editor} />
       {field.message}
-      <button type="button" onClick={submit} disabled={save.isPending}>Save</button>
-      <button type="button" onClick={onDone}>Cancel</button>
+      <div className="actions">
+        <button type="button" onClick={submit} disabled={save.isPending}>Save</button>
+        <button type="button" className="secondary" onClick={onDone}>Cancel</button>
+      </div>
       {save.error && !field.message && !(save.error instanceof ApiError && save.error.status === 412) ? <ErrorMessage error={save.error} /> : null}
     </div>
   )
@@ -134,13 +173,13 @@ function Revisions({ id, revision }: { id: string; revision: number }) {
     queryKey: ['revisions', id, revision],
     queryFn: () => allPages((cursor) => unwrap(api.GET('/api/chat/messages/{id}/revisions', { params: { path: { id }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
   })
-  if (revisions.isPending) return <Loading />
+  if (revisions.isPending) return <Loading what="earlier versions" />
   if (revisions.error) return <ErrorMessage error={revisions.error} />
   return (
     <ol className="revisions" aria-label="Earlier versions">
       {revisions.data.map((revision) => (
         <li key={revision.revision}>
-          <span className="muted">Revision {revision.revision}, {new Date(revision.createdAt).toLocaleString()}</span>
+          <span className="muted">Revision {revision.revision}, <RelativeTime iso={revision.createdAt} /></span>
           <RichText content={revision.content as Content} />
         </li>
       ))}

@@ -5,20 +5,24 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap, type Credential } from '../api/client'
 import { useAuth } from '../auth'
 import { allPages } from '../pages'
-import { ErrorMessage, Field, Loading, useField } from '../ui'
+import { Empty, ErrorMessage, Field, Loading, RelativeTime, useField } from '../ui'
+
+export function useCredentials() {
+  return useQuery({
+    queryKey: ['credentials'],
+    queryFn: () => allPages((cursor) => unwrap(api.GET('/api/credentials', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
+  })
+}
 
 export function CredentialsPage() {
   const { me } = useAuth()
   const admin = !me || me.role === 'admin'
-  const credentials = useQuery({
-    queryKey: ['credentials'],
-    queryFn: () => allPages((cursor) => unwrap(api.GET('/api/credentials', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
-  })
+  const credentials = useCredentials()
   return (
     <>
       <h1>Credentials</h1>
-      {credentials.isPending ? <Loading /> : <ErrorMessage error={credentials.error} />}
-      {credentials.data?.length === 0 ? <p>No credentials yet.</p> : null}
+      {credentials.isPending ? <Loading what="credentials" /> : <ErrorMessage error={credentials.error} onRetry={() => void credentials.refetch()} />}
+      {credentials.data?.length === 0 ? <Empty title="No credentials yet.">{admin ? 'Add a provider\'s API key below; agents then pick it by name.' : 'An admin adds them; agents then pick them by name.'}</Empty> : null}
       <ul className="list">
         {credentials.data?.map((credential) => <CredentialItem key={credential.id} credential={credential} admin={admin} />)}
       </ul>
@@ -60,8 +64,10 @@ function CredentialForm({ credential, onDone }: { credential?: Credential; onDon
       <Field label={credential ? 'New secret (leave empty to keep)' : 'Secret'} field={secretField}>
         <input {...secretField.input} type="password" autoComplete="off" value={secret} onChange={(e) => setSecret(e.target.value)} maxLength={8192} />
       </Field>
-      <button type="submit" disabled={save.isPending}>{credential ? 'Save credential' : 'Create credential'}</button>
-      {onDone ? <button type="button" onClick={onDone}>Cancel</button> : null}
+      <div className="actions">
+        <button type="submit" disabled={save.isPending}>{credential ? 'Save credential' : 'Create credential'}</button>
+        {onDone ? <button type="button" className="secondary" onClick={onDone}>Cancel</button> : null}
+      </div>
       {save.error && !nameField.message && !secretField.message ? <ErrorMessage error={save.error} /> : null}
     </form>
   )
@@ -76,13 +82,16 @@ function CredentialItem({ credential, admin }: { credential: Credential; admin: 
   })
   return (
     <li className="card">
-      <strong>{credential.name}</strong> <span className="muted">secret {credential.hint}</span>
-      {admin && !editing ? (
-        <div className="actions">
-          <button type="button" onClick={() => setEditing(true)} aria-label={`Change ${credential.name}`}>Change</button>
-          <button type="button" onClick={() => remove.mutate()} aria-label={`Delete ${credential.name}`}>Delete</button>
-        </div>
-      ) : null}
+      <div className="spread">
+        <span><strong>{credential.name}</strong> <span className="muted">secret {credential.hint}</span></span>
+        {admin && !editing ? (
+          <div className="actions">
+            <button type="button" className="secondary small" onClick={() => setEditing(true)} aria-label={`Change ${credential.name}`}>Change</button>
+            <button type="button" className="ghost small" onClick={() => remove.mutate()} aria-label={`Delete ${credential.name}`}>Delete</button>
+          </div>
+        ) : null}
+      </div>
+      <span className="muted small">added <RelativeTime iso={credential.createdAt} /></span>
       {editing ? <CredentialForm credential={credential} onDone={() => setEditing(false)} /> : null}
       <ErrorMessage error={remove.error} />
     </li>

@@ -1,29 +1,31 @@
-// A stream's cycles: write a prompt, draft, read the phases, refine with another prompt, save; the saved
-// cycles, each with "Start run".
+// A stream's cycles: the prompt (Draft, Refine) beside the phase editor (edit what was drafted, or build
+// from scratch), Save cycle; the saved cycles, each with its phases and "Start run".
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap, type CycleDefinition, type DraftResult } from '../api/client'
+import { AgentName, useAgentLabels } from '../agents'
 import { allPages } from '../pages'
-import { ErrorMessage, Field, Loading, useField } from '../ui'
-import { useAgentNames } from './Agents'
+import { Badge, Empty, ErrorMessage, Field, Loading, RelativeTime, useField } from '../ui'
+import { blankPhase, CycleEditor, type Phase } from './PhaseEditor'
 
 type Draft = DraftResult
-type Phase = CycleDefinition['phasesTemplate'][number]
 
 function draftCycle(streamId: string, mode: 'generate' | 'refine', prompt: string, current?: CycleDefinition): Promise<Draft> {
   return unwrap(api.POST('/api/cycles/streams/{streamId}/cycles/draft', { params: { path: { streamId } }, body: { mode, prompt, ...(current ? { current } : {}) } }))
 }
 
-export function PhaseList({ phases, children }: { phases: Phase[]; children?: (phase: Phase, index: number) => React.ReactNode }) {
-  const agentName = useAgentNames()
+/** A saved cycle's phases, read-only: number, name, agent, operators, gate. */
+export function PhaseList({ phases }: { phases: Phase[] }) {
+  const label = useAgentLabels()
   return (
-    <ol className="phases">
+    <ol className="phase-summary" aria-label="Phases">
       {phases.map((phase, index) => (
         <li key={phase.id}>
-          <strong>{phase.phaseName}</strong> — agent: {agentName(phase.agentId)}; operators:{' '}
-          {phase.operatorPool.length > 0 ? phase.operatorPool.join(', ') : 'anyone'}; gate: {phase.autoAdvance ? 'advances on its own' : 'waits for a decision'}
-          <div className="muted">{phase.goal}</div>
-          {children?.(phase, index)}
+          <span className="phase-number" aria-hidden="true">{index + 1}</span>
+          <strong>{phase.phaseName}</strong>
+          <AgentName label={label(phase.agentId)} />
+          <span className="muted small">operators: {phase.operatorPool.length > 0 ? phase.operatorPool.join(', ') : 'anyone'}</span>
+          {phase.autoAdvance ? <Badge tone="neutral">advances on its own</Badge> : <Badge tone="warning">waits for a decision</Badge>}
         </li>
       ))}
     </ol>
@@ -34,14 +36,20 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
   const queryClient = useQueryClient()
   const [prompt, setPrompt] = useState('')
   const [draft, setDraft] = useState<Draft | null>(null)
+  // What the editor shows: the draft as drafted, then as the person changes it.
+  const [cycle, setCycle] = useState<CycleDefinition | null>(null)
   const drafting = useMutation({
-    mutationFn: (mode: 'generate' | 'refine') => draftCycle(streamId, mode, prompt, mode === 'refine' ? draft?.draft : undefined),
-    onSuccess: (result) => setDraft(result),
+    mutationFn: (mode: 'generate' | 'refine') => draftCycle(streamId, mode, prompt, mode === 'refine' ? cycle ?? undefined : undefined),
+    onSuccess: (result) => {
+      setDraft(result)
+      setCycle(result.draft)
+    },
   })
   const save = useMutation({
     mutationFn: (definition: CycleDefinition) => unwrap(api.POST('/api/cycles/streams/{streamId}/cycles', { params: { path: { streamId } }, body: definition })),
     onSuccess: () => {
       setDraft(null)
+      setCycle(null)
       setPrompt('')
       void queryClient.invalidateQueries({ queryKey: ['cycles', streamId] })
     },
@@ -49,35 +57,45 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
   const promptField = useField(drafting.error, '/prompt')
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    drafting.mutate(draft ? 'refine' : 'generate')
+    drafting.mutate(cycle ? 'refine' : 'generate')
   }
   return (
     <>
       <h2 className="sr-only">Cycles</h2>
-      <form className="card" onSubmit={submit}>
-        <Field label="Prompt" field={promptField}>
-          <textarea {...promptField.input} rows={4} value={prompt} onChange={(e) => setPrompt(e.target.value)} maxLength={100000} />
-        </Field>
-        <button type="button" onClick={() => drafting.mutate('generate')} disabled={drafting.isPending}>Draft</button>
-        <button type="button" onClick={() => drafting.mutate('refine')} disabled={!draft || drafting.isPending}>Refine</button>
-        <button type="button" onClick={() => draft && save.mutate(draft.draft)} disabled={!draft || save.isPending}>Save cycle</button>
-        {drafting.isPending ? <p aria-live="polite">Drafting…</p> : null}
-        {drafting.error && !promptField.message ? <ErrorMessage error={drafting.error} /> : null}
-        <ErrorMessage error={save.error} />
-      </form>
-      {draft ? (
+      <div className="cycles-layout">
+        <form className="card" onSubmit={submit} aria-label="Describe the cycle">
+          <Field label="Prompt" field={promptField}>
+            <textarea {...promptField.input} rows={6} value={prompt} onChange={(e) => setPrompt(e.target.value)} maxLength={100000} placeholder="When a ticket arrives, have the triage bot sort it, then @maria approves the answer." />
+          </Field>
+          <div className="actions">
+            <button type="button" className={cycle ? 'secondary' : ''} onClick={() => drafting.mutate('generate')} disabled={drafting.isPending}>Draft</button>
+            <button type="button" className={cycle ? '' : 'secondary'} onClick={() => drafting.mutate('refine')} disabled={!cycle || drafting.isPending}>Refine</button>
+          </div>
+          {drafting.isPending ? <p aria-busy="true" aria-live="polite">Drafting…</p> : null}
+          {drafting.error && !promptField.message ? <ErrorMessage error={drafting.error} /> : null}
+          {draft && draft.changes.length > 0 ? (
+            <><h3>Changes</h3><ul>{draft.changes.map((c, i) => <li key={i}>{c.op}: {c.detail}</li>)}</ul></>
+          ) : null}
+          {draft && draft.warnings.length > 0 ? (
+            <><h3>Warnings</h3><ul>{draft.warnings.map((w, i) => <li key={i}>{w.detail}</li>)}</ul></>
+          ) : null}
+        </form>
         <section className="card" aria-label="Draft">
-          <h3>Draft: {draft.draft.triggerName}</h3>
-          <p>{draft.draft.description}</p>
-          <PhaseList phases={draft.draft.phasesTemplate} />
-          {draft.changes.length > 0 ? (
-            <><h4>Changes</h4><ul>{draft.changes.map((c, i) => <li key={i}>{c.op}: {c.detail}</li>)}</ul></>
-          ) : null}
-          {draft.warnings.length > 0 ? (
-            <><h4>Warnings</h4><ul>{draft.warnings.map((w, i) => <li key={i}>{w.detail}</li>)}</ul></>
-          ) : null}
+          <h3>{cycle ? 'Phases' : 'No draft yet'}</h3>
+          {cycle ? (
+            <CycleEditor cycle={cycle} onChange={setCycle} error={save.error} />
+          ) : (
+            <Empty title="Describe the work on the left and press Draft.">
+              Or start from scratch: <button type="button" className="secondary small" onClick={() => setCycle({ triggerName: 'manual', description: '', phasesTemplate: [blankPhase(1)] })}>Add phase</button>
+            </Empty>
+          )}
+          <div className="actions">
+            <button type="button" onClick={() => cycle && save.mutate(cycle)} disabled={!cycle || save.isPending}>Save cycle</button>
+            {cycle ? <button type="button" className="secondary" onClick={() => { setCycle(null); setDraft(null); save.reset() }}>Discard</button> : null}
+          </div>
+          <ErrorMessage error={save.error} />
         </section>
-      ) : null}
+      </div>
       <SavedCycles streamId={streamId} onRunStarted={onRunStarted} />
     </>
   )
@@ -99,12 +117,15 @@ function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarte
   return (
     <section aria-labelledby="saved-cycles">
       <h3 id="saved-cycles">Saved cycles</h3>
-      {cycles.isPending ? <Loading /> : <ErrorMessage error={cycles.error} />}
-      {cycles.data?.length === 0 ? <p>No saved cycles yet.</p> : null}
+      {cycles.isPending ? <Loading what="cycles" /> : <ErrorMessage error={cycles.error} onRetry={() => void cycles.refetch()} />}
+      {cycles.data?.length === 0 ? <Empty title="No saved cycles yet.">Draft one above and save it; then start runs from here.</Empty> : null}
       <ul className="list">
         {cycles.data?.map((cycle) => (
           <li key={cycle.id} className="card">
-            <strong>{cycle.triggerName}</strong> <span className="muted">{cycle.description}</span>
+            <div className="spread">
+              <span><strong>{cycle.triggerName}</strong> <span className="muted">{cycle.description}</span></span>
+              <span className="muted small">saved <RelativeTime iso={cycle.createdAt} /></span>
+            </div>
             <PhaseList phases={cycle.phasesTemplate} />
             <button type="button" onClick={() => start.mutate(cycle.id)} disabled={start.isPending}>Start run</button>
           </li>

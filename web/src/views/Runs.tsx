@@ -1,34 +1,45 @@
-// A stream's runs: each run's phases as a live timeline; operators in a waiting phase's pool approve,
-// request changes (with a note) or reject; unfinished runs can be canceled.
-import { useState } from 'react'
+// A stream's runs: each run's phases as a live stepper (status badges, the agent, durations, attempts, the
+// output, the decision history); operators in a waiting phase's pool decide in place; unfinished runs can be
+// canceled.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap, type PhaseRun, type Run } from '../api/client'
 import { useAuth } from '../auth'
+import { AgentName, useAgentLabels } from '../agents'
 import { allPages } from '../pages'
-import { ErrorMessage, Loading, shortId, useField } from '../ui'
-import { useAgentNames } from './Agents'
+import { Empty, ErrorMessage, formatDuration, Loading, RelativeTime, shortId, StatusBadge, useNow } from '../ui'
+import { DecisionForm, inPool } from './Decide'
 
-const FINISHED = ['succeeded', 'failed', 'rejected', 'canceled']
-const STATUS_TEXT: Record<string, string> = { awaiting_decision: 'awaiting a decision' }
+export const FINISHED = ['succeeded', 'failed', 'rejected', 'canceled']
 
-export function RunsPanel({ streamId, poll }: { streamId: string; poll: number | false }) {
-  const runs = useQuery({
+/** The stream's runs, oldest first; re-read every 2 s while one is unfinished, in case an instance emits no run events. */
+export function useRuns(streamId: string, poll: number | false) {
+  return useQuery({
     queryKey: ['runs', streamId],
     queryFn: () => allPages((cursor) => unwrap(api.GET('/api/cycles/streams/{streamId}/runs', { params: { path: { streamId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
-    // Run events refresh the list; while a run is unfinished it is also re-read every 2 s, in case an
-    // instance does not emit run events.
     refetchInterval: (query) => (query.state.data?.some((run) => !FINISHED.includes(run.status)) ? 2000 : poll),
   })
+}
+
+export function RunsPanel({ streamId, poll }: { streamId: string; poll: number | false }) {
+  const runs = useRuns(streamId, poll)
   return (
     <>
       <h2 className="sr-only">Runs</h2>
-      {runs.isPending ? <Loading /> : <ErrorMessage error={runs.error} />}
-      {runs.data?.length === 0 ? <p>No runs yet: start one from a saved cycle.</p> : null}
+      {runs.isPending ? <Loading what="runs" /> : <ErrorMessage error={runs.error} onRetry={() => void runs.refetch()} />}
+      {runs.data?.length === 0 ? <Empty title="No runs yet.">Start one from a saved cycle in the Cycles tab.</Empty> : null}
       <ol className="list" aria-label="Runs">
         {runs.data?.map((run) => <RunItem key={run.id} run={run} />)}
       </ol>
     </>
   )
+}
+
+/** How long something took, or has taken so far. */
+function Elapsed({ from, to, label }: { from: string | null; to: string | null; label: string }) {
+  const now = useNow()
+  if (!from) return null
+  const ms = (to ? new Date(to).getTime() : Math.max(now, Date.now())) - new Date(from).getTime()
+  return <span>{label} {formatDuration(ms)}{to ? '' : ' so far'}</span>
 }
 
 function RunItem({ run }: { run: Run }) {
@@ -37,61 +48,67 @@ function RunItem({ run }: { run: Run }) {
     mutationFn: () => unwrap(api.POST('/api/runs/{runId}/cancel', { params: { path: { runId: run.id } } })),
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['runs', run.streamId] }),
   })
+  const done = run.phases.filter((p) => p.status === 'succeeded').length
   return (
     <li className="card run">
-      <h3>{run.triggerName} <span className={`status ${run.status}`}>{run.status}</span></h3>
-      <p className="muted">Started {new Date(run.createdAt).toLocaleString()}{run.finishedAt ? `, finished ${new Date(run.finishedAt).toLocaleString()}` : ''}</p>
-      {run.error ? <p className="error">{run.error.detail ?? run.error.type}</p> : null}
-      <ol className="timeline" aria-label={`Phases of run ${run.triggerName}`}>
-        {run.phases.map((phase) => <PhaseItem key={phase.id} run={run} phase={phase} />)}
-      </ol>
-      {!FINISHED.includes(run.status) ? <button type="button" onClick={() => cancel.mutate()} disabled={cancel.isPending}>Cancel run</button> : null}
+      <div className="run-head">
+        <h3>{run.triggerName} <StatusBadge status={run.status} /></h3>
+        {!FINISHED.includes(run.status) ? <button type="button" className="secondary small" onClick={() => cancel.mutate()} disabled={cancel.isPending}>Cancel run</button> : null}
+      </div>
+      <div className="step-meta">
+        <span>Started <RelativeTime iso={run.createdAt} /></span>
+        <Elapsed from={run.startedAt ?? run.createdAt} to={run.finishedAt} label={run.finishedAt ? 'took' : 'running for'} />
+        <span>{done} of {run.phases.length} phases done</span>
+      </div>
+      {run.error && !run.phases.some((p) => p.error?.detail === run.error?.detail) ? <p className="error">{run.error.detail ?? run.error.type}</p> : null}
       <ErrorMessage error={cancel.error} />
+      <ol className="stepper" aria-label={`Phases of run ${run.triggerName}`}>
+        {run.phases.map((phase) => <PhaseStep key={phase.id} run={run} phase={phase} />)}
+      </ol>
     </li>
   )
 }
 
-function inPool(phase: PhaseRun, handle: string | undefined, role: string | undefined) {
-  if (phase.operatorPool.length === 0) return role !== 'agent'
-  return handle !== undefined && phase.operatorPool.some((entry) => entry.replace(/^@/, '').toLowerCase() === handle.toLowerCase())
+const DECIDED: Record<string, string> = { approve: 'approved', revise: 'asked for changes', reject: 'rejected' }
+
+export function DecisionHistory({ phase }: { phase: PhaseRun }) {
+  if (phase.decisions.length === 0) return null
+  return (
+    <ul className="decisions" aria-label={`Decisions on ${phase.phaseName}`}>
+      {phase.decisions.map((d, i) => (
+        <li key={i}>
+          <StatusBadge status={d.decision} />
+          <span><strong>{d.handle ? `@${d.handle}` : shortId(d.principalId)}</strong> {DECIDED[d.decision]}{d.note ? `: “${d.note}”` : ''}</span>
+          <span className="muted"><RelativeTime iso={d.at} /></span>
+        </li>
+      ))}
+    </ul>
+  )
 }
 
-function PhaseItem({ run, phase }: { run: Run; phase: PhaseRun }) {
+function PhaseStep({ run, phase }: { run: Run; phase: PhaseRun }) {
   const { me } = useAuth()
-  const agentName = useAgentNames()
-  const queryClient = useQueryClient()
-  const [note, setNote] = useState('')
-  const decide = useMutation({
-    mutationFn: (decision: 'approve' | 'revise' | 'reject') =>
-      unwrap(api.POST('/api/runs/{runId}/phases/{phaseRunId}/decision', { params: { path: { runId: run.id, phaseRunId: phase.id } }, body: { decision, ...(note ? { note } : {}) } })),
-    onSuccess: () => setNote(''),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: ['runs', run.streamId] }),
-  })
-  const noteField = useField(decide.error, '/note')
-  // Without /api/me (identity unknown) the buttons show and the server decides (403 for outsiders).
-  const mayDecide = phase.status === 'awaiting_decision' && (!me || inPool(phase, me.handle, me.role))
+  const agent = useAgentLabels()(phase.agentId)
+  const marker = phase.status === 'succeeded' ? '✓' : phase.status === 'failed' ? '✕' : String(phase.index + 1)
   return (
     <li className={`phase ${phase.status}`}>
-      <strong>{phase.index + 1}. {phase.phaseName}</strong> — <span className="status">{STATUS_TEXT[phase.status] ?? phase.status}</span>
-      <span className="muted"> (agent: {agentName(phase.agentId)}{phase.attempts > 1 ? `, attempt ${phase.attempts}` : ''})</span>
-      {phase.output ? <p className="output">{phase.output.text}</p> : null}
-      {phase.error ? <p className="error">{phase.error.detail ?? phase.error.type}</p> : null}
-      {phase.decisions.length > 0 ? (
-        <ul className="decisions">
-          {phase.decisions.map((d, i) => <li key={i}>{d.handle ? `@${d.handle}` : shortId(d.principalId)}: {d.decision}{d.note ? ` — “${d.note}”` : ''}</li>)}
-        </ul>
-      ) : null}
-      {mayDecide ? (
-        <div className="decide">
-          <label htmlFor={noteField.input.id}>Note</label>
-          <textarea {...noteField.input} rows={2} value={note} onChange={(e) => setNote(e.target.value)} />
-          {noteField.message}
-          <button type="button" onClick={() => decide.mutate('approve')} disabled={decide.isPending}>Approve</button>
-          <button type="button" onClick={() => decide.mutate('revise')} disabled={decide.isPending}>Request changes</button>
-          <button type="button" onClick={() => decide.mutate('reject')} disabled={decide.isPending}>Reject</button>
-          {decide.error && !noteField.message ? <ErrorMessage error={decide.error} /> : null}
+      <span className="step-marker" aria-hidden="true">{marker}</span>
+      <div className="step-body">
+        <div className="step-title">
+          <h4><span className="sr-only">Phase {phase.index + 1}: </span>{phase.phaseName}</h4>
+          <StatusBadge status={phase.status} />
         </div>
-      ) : null}
+        <div className="step-meta">
+          <AgentName label={agent} />
+          {phase.attempts > 1 ? <span>attempt {phase.attempts}</span> : null}
+          <Elapsed from={phase.startedAt} to={phase.finishedAt} label={phase.finishedAt ? 'took' : 'for'} />
+          <span>{phase.autoAdvance ? 'advances on its own' : `gate: ${phase.operatorPool.length > 0 ? phase.operatorPool.map((h) => `@${h.replace(/^@/, '')}`).join(', ') : 'any operator'}`}</span>
+        </div>
+        {phase.output ? <div className="output">{phase.output.text}</div> : null}
+        {phase.error ? <p className="error">{phase.error.detail ?? phase.error.type}</p> : null}
+        <DecisionHistory phase={phase} />
+        {phase.status === 'awaiting_decision' && inPool(phase, me) ? <DecisionForm run={run} phase={phase} /> : null}
+      </div>
     </li>
   )
 }

@@ -1,6 +1,7 @@
 // `/streams/{id}`: one stream, with tabs for its chat, cycles and runs.
 import { useRef, useState, type KeyboardEvent } from 'react'
 import { useQuery } from '@tanstack/react-query'
+import { Link } from 'wouter'
 import { api, unwrap } from '../api/client'
 import { useStreamEvents } from '../events'
 import { ErrorMessage, Loading } from '../ui'
@@ -16,8 +17,8 @@ export function StreamPage({ id }: { id: string }) {
   const [tab, setTab] = useState<Tab>('Chat')
   const tabRefs = useRef<Array<HTMLButtonElement | null>>([])
   const poll = useStreamEvents(id)
-  if (stream.isPending) return <Loading />
-  if (stream.error) return <><h1>Stream</h1><ErrorMessage error={stream.error} /></>
+  if (stream.isPending) return <Loading what="the stream" />
+  if (stream.error) return <><h1>Stream</h1><ErrorMessage error={stream.error} /><p><Link href="/">Back to the streams</Link></p></>
   const onKeyDown = (event: KeyboardEvent) => {
     const index = TABS.indexOf(tab)
     const next = event.key === 'ArrowRight' ? (index + 1) % TABS.length : event.key === 'ArrowLeft' ? (index + TABS.length - 1) % TABS.length : -1

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link } from 'wouter'
 import { api, unwrap } from '../api/client'
 import { allPages } from '../pages'
-import { ErrorMessage, Field, Loading, useField } from '../ui'
+import { Empty, ErrorMessage, Field, Loading, RelativeTime, useField } from '../ui'
 
 export function useStreams() {
   return useQuery({
@@ -34,17 +34,19 @@ export function StreamsPage() {
   }
   return (
     <>
-      <h1>Streams</h1>
-      {streams.isPending ? <Loading /> : <ErrorMessage error={streams.error} />}
-      {streams.data?.length === 0 ? <p>No streams yet.</p> : null}
-      <ul className="list">
-        {streams.data?.map((stream) => (
-          <li key={stream.id}>
-            <Link href={`/streams/${stream.id}`}>{stream.name}</Link>
-            {stream.description ? <span className="muted"> — {stream.description}</span> : null}
-          </li>
-        ))}
-      </ul>
+      <div className="page-head"><h1>Streams</h1><span className="muted small">Press <kbd>Ctrl K</kbd> to jump anywhere</span></div>
+      {streams.isPending ? <Loading what="streams" /> : <ErrorMessage error={streams.error} onRetry={() => void streams.refetch()} />}
+      {streams.data?.length === 0 ? <Empty title="No streams yet.">A stream is where people and agents work together: create the first one below.</Empty> : null}
+      {streams.data && streams.data.length > 0 ? (
+        <ul className="list stream-list">
+          {streams.data.map((stream) => (
+            <li key={stream.id} className="stream-row">
+              <span><Link href={`/streams/${stream.id}`}>{stream.name}</Link>{stream.description ? <span className="muted"> — {stream.description}</span> : null}</span>
+              <span className="muted small">created <RelativeTime iso={stream.createdAt} /></span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
       <form onSubmit={submit} className="card">
         <h2>New stream</h2>
         <Field label="Stream name" field={nameField}>
@@ -53,7 +55,7 @@ export function StreamsPage() {
         <Field label="Description" field={descriptionField}>
           <textarea {...descriptionField.input} value={description} onChange={(e) => setDescription(e.target.value)} maxLength={2000} rows={2} />
         </Field>
-        <button type="submit" disabled={create.isPending}>Create stream</button>
+        <div className="actions"><button type="submit" disabled={create.isPending} aria-busy={create.isPending || undefined}>Create stream</button></div>
         {create.error && !nameField.message && !descriptionField.message ? <ErrorMessage error={create.error} /> : null}
       </form>
     </>
