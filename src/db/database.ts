@@ -12,6 +12,7 @@ import type { StreamEventHeadTable, StreamEventTable } from '../events/events.ta
 import type { WebhookDeliveryTable, WebhookTable } from '../events/webhooks/webhooks.table.js'
 import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
+import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable } from '../triggers/operators.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -31,4 +32,10 @@ export interface Database {
   jobs: JobTable
   runs: RunTable
   run_tasks: RunTaskTable
+  schedules: ScheduleTable
+  message_triggers: MessageTriggerTable
+  message_trigger_passes: MessageTriggerPassTable
+  inbound_hooks: InboundHookTable
+  hook_receipts: HookReceiptTable
+  inbox_claims: InboxClaimTable
 }

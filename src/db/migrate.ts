@@ -14,6 +14,7 @@ import * as agentSearch from './migrations/0035_agent_search.js'
 import * as traceContext from './migrations/0036_trace_context.js'
 import * as agentSearchScoring from './migrations/0037_agent_search_scoring.js'
 import * as agentVersion from './migrations/0038_agent_version.js'
+import * as operators from './migrations/0060_operators.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0036_trace_context': traceContext,
   '0037_agent_search_scoring': agentSearchScoring,
   '0038_agent_version': agentVersion,
+  '0060_operators': operators,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
