@@ -34,7 +34,8 @@ export class InboxConnection implements FeedReader {
       this.write(': keep-alive\n\n')
       void this.follow()
     }, options.keepAliveMs)
-    void this.follow().then(() => this.refresh())
+    // The first follow reads the inbox (and so sends the current items).
+    void this.follow()
   }
 
   receive(events: StreamEvent[]): void {
@@ -55,7 +56,10 @@ export class InboxConnection implements FeedReader {
     try {
       const streams = await this.db.selectFrom('streams').select('id').where('workspace_id', '=', this.caller.workspaceId).execute()
       if (this.ended) return
-      for (const { id } of streams) if (!this.subscriptions.has(id)) this.subscriptions.set(id, this.hub.subscribe(id, this))
+      const added = streams.filter(({ id }) => !this.subscriptions.has(id))
+      for (const { id } of added) this.subscriptions.set(id, this.hub.subscribe(id, this))
+      // A new stream's runs may have changed the inbox before it was followed.
+      if (added.length > 0) this.refresh()
     } catch (error) {
       this.log.warn({ err: error }, 'the inbox feed could not list the workspace\'s streams')
     }
