@@ -56,7 +56,7 @@ export const hookAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/streams/:streamId/hooks',
     {
       config: { adminOnly: ADMIN_ONLY },
-      schema: { operationId: 'listInboundHooks', tags: ['hooks'], summary: 'List the inbound hooks of a stream (admins; no secrets)', params: StreamIdParams, response: { 200: Type.Object({ data: Type.Array(InboundHook) }), ...ProblemResponses } },
+      schema: { operationId: 'listInboundHooks', tags: ['hooks'], summary: 'List the inbound hooks of a stream (admins; no secrets)', params: StreamIdParams, response: { 200: Type.Object({ data: Type.Array(InboundHook) }, { title: 'InboundHookList' }), ...ProblemResponses } },
     },
     async (request) => {
       const { workspaceId } = request.principal

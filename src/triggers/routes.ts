@@ -70,7 +70,7 @@ export const messageTriggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         operationId: 'listMessageTriggers', tags: ['triggers'], summary: 'List the message triggers of a stream',
-        params: StreamIdParams, response: { 200: Type.Object({ data: Type.Array(MessageTrigger) }), ...ProblemResponses },
+        params: StreamIdParams, response: { 200: Type.Object({ data: Type.Array(MessageTrigger) }, { title: 'MessageTriggerList' }), ...ProblemResponses },
       },
     },
     async (request) => {
