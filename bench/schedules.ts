@@ -17,7 +17,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16)
 const NIL = '00000000-0000-0000-0000-000000000000'
 
-async function json(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) {
+async function json(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH', url: string, body?: Record<string, unknown>) {
   const res = await app.inject({ method, url, ...(body === undefined ? {} : { payload: body }) })
   if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
   return res.json()

@@ -14,6 +14,8 @@ import { fireStreamTrigger, type FireDeps } from './fire.js'
 export const MESSAGE_TRIGGER_JOB = 'triggers.message'
 /** A message written by a run this deep fires nothing. */
 export const MAX_TRIGGER_DEPTH = 5
+/** A message's pass is kept this long: far longer than its job can be retried (25 attempts, at most 6 h apart). */
+export const PASS_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
 /** `input.message.text` is cut to this many characters, so the input stays within its 64 KiB bound. */
 export const MAX_TRIGGER_TEXT = 16000
 
@@ -116,6 +118,7 @@ export async function fireMessageTriggers(deps: FireDeps, db: Kysely<Database>, 
   await db.transaction().execute(async (trx) => {
     const pass = await trx.insertInto('message_trigger_passes').values({ message_id: job.messageId, created_at: now() }).onConflict((oc) => oc.doNothing()).returning('message_id').executeTakeFirst()
     if (!pass) return
+    await trx.deleteFrom('message_trigger_passes').where('created_at', '<', new Date(Date.now() - PASS_RETENTION_MS).toISOString()).execute()
     const message = await findMessage(trx, job.workspaceId, job.messageId)
     if (!message || job.triggerIds.length === 0) return
     const rows = await trx.selectFrom('message_triggers').selectAll().where('id', 'in', job.triggerIds).orderBy('id').execute()

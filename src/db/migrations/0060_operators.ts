@@ -65,6 +65,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('message_id', 'text', (c) => c.primaryKey())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute()
+  await db.schema.createIndex('message_trigger_passes_age').on('message_trigger_passes').columns(['created_at']).execute()
 
   await db.schema
     .createTable('inbound_hooks')
