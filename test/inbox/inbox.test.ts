@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { createParser } from 'eventsource-parser'
 import { build, dialects, send } from '../helpers.js'
-import { waitFor } from '../runs/agent-server.js'
-import { createAgent, runIn } from '../runs/setup.js'
+import { startAgentServer, waitFor } from '../runs/agent-server.js'
+import { createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
 import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
@@ -19,7 +19,7 @@ for (const dialect of dialects()) {
     let tom: Record<string, string>
     let boss: Record<string, string>
     before(async () => {
-      app = await build(dialect, { TANDEM_CLAIM_TTL_S: '1', TANDEM_SSE_KEEPALIVE_MS: '200' }, { ownDatabase: true })
+      app = await build(dialect, { TANDEM_CLAIM_TTL_S: '1', TANDEM_SSE_KEEPALIVE_MS: '200', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
       maria = await keyFor(app, 'maria', 'member')
       tom = await keyFor(app, 'tom', 'member')
       boss = await keyFor(app, 'boss', 'admin')
@@ -58,6 +58,26 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', `/api/runs/${pooled.id}/phases/${pooled.phases[0].id}/decision`, { decision: 'approve' }, maria)).statusCode, 200)
       assert.deepEqual(ids(await inbox(maria)), [open.phases[0].id])
       await send(app, 'POST', `/api/runs/${open.id}/cancel`, {})
+    })
+
+    it('an agent\'s output is the summary (cut to 500 characters), waiting since its message', async () => {
+      const agent = await startAgentServer(() => ({ status: 200, body: { output: { text: `Refund approved. ${'x'.repeat(600)}` } } }))
+      try {
+        const agentId = await createAgent(app, { endpointUrl: agent.url })
+        const streamId = await createStream(app, 'Refunds')
+        await createCycle(app, streamId, [{ agentId, autoAdvance: false, operatorPool: ['maria'], name: 'Draft' }], 'agent-output')
+        const [started] = (await send(app, 'POST', `/api/streams/${streamId}/triggers/agent-output`, {})).json().runs
+        const run = await runIn(app, started.id, 'waiting')
+        const item = (await inbox(maria)).data.find((i) => i.runId === run.id)
+        assert.equal(item.summary.length, 500)
+        assert.ok(item.summary.startsWith('Refund approved. xxx'))
+        assert.equal(item.streamName, 'Refunds')
+        const message = (await send(app, 'GET', `/api/chat/messages/${run.phases[0].output.messageId}`)).json()
+        assert.equal(item.waitingSince, message.createdAt)
+        await send(app, 'POST', `/api/runs/${run.id}/cancel`, {})
+      } finally {
+        await agent.close()
+      }
     })
 
     it('pages with a cursor; another workspace sees none of it; agent keys are refused', async () => {
