@@ -2,6 +2,7 @@
 // `inboundHookRoutes` (under /hooks, no API key): POST /hooks/{hookId}, verified with the hook's own secret by
 // the Standard Webhooks library, replay-safe by webhook-id, at most 64 KiB, rate-limited per hook. Nothing
 // else answers under /hooks.
+import type { FastifyError } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import Type from 'typebox'
@@ -108,6 +109,13 @@ export const inboundHookRoutes = (options: { store?: FastifyRateLimitStoreCtor }
       },
     })
   }
+  // Fastify refuses a body past the route's bodyLimit, announced (content-length) or found while reading a
+  // chunked one; its words name the app-wide limit, so the hook says its own. Anything else goes on to the
+  // app's handler.
+  app.setErrorHandler((error: FastifyError) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw new AppError('payload-too-large', `The body must be at most 64 KiB (${MAX_INPUT_BYTES} bytes), the bound of a run's input.`)
+    throw error
+  })
   // The signature covers the exact bytes: the text is kept beside the parsed body.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -131,10 +139,6 @@ export const inboundHookRoutes = (options: { store?: FastifyRateLimitStoreCtor }
         headers: Type.Object({ 'webhook-id': Type.Optional(Type.String()), 'webhook-timestamp': Type.Optional(Type.String()), 'webhook-signature': Type.Optional(Type.String()) }),
         body: Type.Object({}, { additionalProperties: true, description: 'any JSON object, at most 64 KiB: the runs\' input' }),
         response: { 200: HookAnswer, 202: HookAnswer, 400: Problem, 401: Problem, 404: Problem, 413: Problem, 415: Problem, 429: Problem, 500: Problem },
-      },
-      preParsing: async (request) => {
-        const length = Number(request.headers['content-length'] ?? 0)
-        if (length > MAX_INPUT_BYTES) throw new AppError('payload-too-large', `The body must be at most 64 KiB (${MAX_INPUT_BYTES} bytes); it is ${length} bytes.`)
       },
     },
     async (request, reply) => {

@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes, randomUUID } from 'node:crypto'
+import { Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { Webhook } from 'standardwebhooks'
 import { build, dialects, send } from '../helpers.js'
@@ -104,6 +105,11 @@ for (const dialect of dialects()) {
       const past = fill(64 * 1024 + 1)
       const res = await call(hook.id, past, signed(hook.secret, past))
       assert.equal(res.statusCode, 413)
+      assert.match(res.json().detail, /at most 64 KiB \(65536 bytes\)/)
+      // Sent in chunks, without content-length: found while reading, answered in the hook's words.
+      const chunked = await app.inject({ method: 'POST', url: `/hooks/${hook.id}`, payload: Readable.from([past.slice(0, 40000), past.slice(40000)]), headers: signed(hook.secret, past) })
+      assert.equal(chunked.statusCode, 413)
+      assert.match(chunked.json().detail, /at most 64 KiB \(65536 bytes\)/)
       for (const body of ['[1,2]', '"text"', '{"a":']) {
         assert.equal((await call(hook.id, body, signed(hook.secret, body))).statusCode, 400, body)
       }
