@@ -1,6 +1,7 @@
 // GET /api/me/inbox/events: one connection's view of the caller's inbox. It reads the inbox once, sends it
 // (each item as `inbox.added`), then follows the workspace's streams through the instance's event hub: any run
-// event makes it read the inbox again and send the difference (`inbox.added`, `inbox.removed`). Streams created
+// event makes it read the inbox again and send the difference (`inbox.added` for a new or changed item,
+// `inbox.removed`). Streams created
 // later are picked up at each keep-alive. A client that does not read is dropped past the buffer limit.
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
@@ -90,9 +91,12 @@ export class InboxConnection implements FeedReader {
     for (const item of current) {
       const key = itemKey(item)
       seen.add(key)
-      if (!this.items.has(key)) {
+      // A new item, or one that changed (a claim taken or gone): the client replaces it by its key.
+      const data = JSON.stringify(item)
+      const previous = this.items.get(key)
+      if (previous === undefined || JSON.stringify(previous) !== data) {
         this.items.set(key, item)
-        this.write(`event: inbox.added\ndata: ${JSON.stringify(item)}\n\n`)
+        this.write(`event: inbox.added\ndata: ${data}\n\n`)
       }
     }
     for (const [key, item] of this.items) {

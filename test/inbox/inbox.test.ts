@@ -9,6 +9,7 @@ import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
 import { createApiKey } from '../../src/principals/store.js'
+import { claimItem } from '../../src/inbox/claims.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
 
@@ -137,8 +138,11 @@ for (const dialect of dialects()) {
       try {
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === before.id), 10000, 'the current item')
         const added = await startWaiting(['maria'], 'live-new')
-        await startWaiting(['tom'], 'live-not-mine')
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === added.id), 10000, 'inbox.added')
+        // A claim (longer than this file's 1 s TTL) changes the item: the next read sends it again, claimed.
+        await claimItem(app.database.db, { workspaceId: await ensureWorkspace(app.database.db, 'default'), runId: added.id, phaseRunId: added.phases[0].id, principalId: 'p', handle: 'maria', ttlS: 600 })
+        await startWaiting(['tom'], 'live-not-mine')
+        await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === added.id && e.data.claimedBy === 'maria'), 10000, 'the claimed item again')
         await send(app, 'POST', `/api/runs/${before.id}/phases/${before.phases[0].id}/decision`, { decision: 'approve' }, maria)
         await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.runId === before.id), 10000, 'inbox.removed')
         await waitFor(() => comments > 0, 5000, 'a keep-alive')
