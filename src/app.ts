@@ -45,6 +45,12 @@ import { taskResultRoutes } from './runs/task-routes.js'
 import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
 import { sharedRateLimitStore } from './http/rate-limit-store.js'
+import { registerOperatorJobs } from './triggers/jobs.js'
+import { inboxRoutes } from './inbox/routes.js'
+import { scheduleRoutes } from './schedules/routes.js'
+import { catchUpSchedules } from './schedules/firing.js'
+import { messageTriggerRoutes } from './triggers/routes.js'
+import { hookAdminRoutes, inboundHookRoutes } from './hooks/routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -132,6 +138,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // The whole server (docs and console too): a rebinding page or a proxy must not reach any of it.
     app.addHook('onRequest', (request, _reply, done) => done(refuseInLocalMode(request.headers) ?? undefined))
   }
+  registerOperatorJobs()
   // Tests give each PostgreSQL schema its own graphile-worker schema beside it.
   const jobs = await createJobs(app.database, {
     concurrency: config.workers,
@@ -139,6 +146,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...(app.database.schema ? { schema: `${app.database.schema}_jobs` } : {}),
   })
   app.addHook('onReady', async () => jobs.start(app))
+  // Schedules whose tick passed while no instance ran fire once now, as their latest missed tick.
+  app.addHook('onReady', async () => {
+    const caughtUp = await catchUpSchedules(app.database.db)
+    if (caughtUp > 0) app.log.info({ schedules: caughtUp }, 'schedules missed ticks while stopped: each fires its latest missed tick now')
+  })
   app.addHook('preClose', async () => jobs.stop())
 
   // Events: one listener per instance; open event streams end before the server stops (preClose), so that
@@ -195,9 +207,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(eventRoutes)
       await api.register(webhookRoutes)
       await api.register(runRoutes)
+      await api.register(inboxRoutes)
+      await api.register(scheduleRoutes)
+      await api.register(messageTriggerRoutes)
+      await api.register(hookAdminRoutes)
     },
     { prefix: '/api' },
   )
+  // Outside the API-key authentication: an inbound hook's call is signed with the hook's own secret.
+  await app.register(inboundHookRoutes({ store: sharedStore?.Store }), { prefix: '/hooks' })
   // Outside the API-key authentication above: a task's result is answered with the task's own token.
   await app.register(taskResultRoutes, { prefix: '/api' })
   await app.register(consoleRoutes)

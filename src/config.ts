@@ -45,6 +45,8 @@ export interface Config {
   /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
   workers: number
   runs: RunsConfig
+  /** Inbox claims, schedules, message triggers and inbound hooks (docs/operators.md). */
+  operators: OperatorsConfig
   /** CIDRs outgoing calls to user-given addresses may reach besides public unicast (TANDEM_EGRESS_ALLOW). */
   egressAllow: string[]
   /** TANDEM_SECRET_KEY: the vault key (null: SQLite's secret.key file, or a per-process key for sqlite::memory:). */
@@ -59,6 +61,14 @@ export interface Config {
   redisUrl: string | null
   /** TANDEM_ASSET_MAX_BYTES: the largest image POST /api/assets takes (AGENTS.md, avatars). */
   assetMaxBytes: number
+}
+
+/** Operators' settings (docs/operators.md). */
+export interface OperatorsConfig {
+  /** TANDEM_CLAIM_TTL_S: how long a claim on an inbox item lasts. */
+  claimTtlS: number
+  /** TANDEM_HOOK_RATE_LIMIT: calls one inbound hook takes per window (each hook counted on its own). */
+  hookRateLimit: RateLimit | null
 }
 
 /** The run engine's settings (README "Runs"). */
@@ -266,6 +276,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dispatchTimeoutMs: parseInteger('TANDEM_DISPATCH_TIMEOUT_MS', env.TANDEM_DISPATCH_TIMEOUT_MS ?? '30000', 1, 600000),
       dispatchAttempts: parseInteger('TANDEM_DISPATCH_ATTEMPTS', env.TANDEM_DISPATCH_ATTEMPTS ?? '5', 1, 100),
       pollIntervalMs: parseInteger('TANDEM_POLL_INTERVAL_MS', env.TANDEM_POLL_INTERVAL_MS ?? '10000', 1, 3600000),
+    },
+    operators: {
+      claimTtlS: parseInteger('TANDEM_CLAIM_TTL_S', env.TANDEM_CLAIM_TTL_S ?? '900', 1, 86400),
+      hookRateLimit: parseRateLimit(env.TANDEM_HOOK_RATE_LIMIT ?? '120/minute', 'TANDEM_HOOK_RATE_LIMIT'),
     },
     egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
     ...parseSecretKeys(env, databaseUrl),

@@ -9,6 +9,7 @@ import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
 import { renderText } from './richtext.js'
 import { appendEvent } from '../events/store.js'
+import { queueMessageTriggers, type MessageOrigin } from '../triggers/message-triggers.js'
 
 
 
@@ -62,7 +63,7 @@ const editAny = prepared(
 )
 export async function insertMessage(
   db: Kysely<Database>,
-  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content; traceparent: string | null },
+  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content; traceparent: string | null; origin?: MessageOrigin },
 ): Promise<Message> {
   const row: MessageRow = {
     id: newId(),
@@ -79,6 +80,8 @@ export async function insertMessage(
   await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
   const message = toMessage(row)
   await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message, traceparent: input.traceparent })
+  // Message triggers (docs/operators.md): matched here, fired by a job that commits with the message.
+  await queueMessageTriggers(db, input.workspaceId, message, input.origin ?? null)
   return message
 }
 

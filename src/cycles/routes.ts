@@ -7,7 +7,8 @@ import { traceparentFor } from '../http/trace.js'
 import { allDraftingAgentsIfFew, existingAgentIds, listDraftingAgents } from '../agents/store.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
-import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle } from './schemas.js'
+import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle, SavedCycleAnswer } from './schemas.js'
+import { poolWarnings } from './pool.js'
 import { insertCycle, findCycle, listCycles } from './store.js'
 import type { Drafter } from '../drafter/types.js'
 import { finishDraft, UnfinishableDraftError } from '../drafter/finish.js'
@@ -66,9 +67,10 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         schema: {
           tags: ['cycles'],
           operationId: 'saveCycle', summary: 'Save a cycle definition',
+          description: 'Answers the saved cycle with `warnings`: one per phase and operatorPool handle that no principal of the workspace has (the cycle is saved all the same).',
           params: StreamIdParams,
           body: CycleDefinition,
-          response: { 201: SavedCycle, ...ProblemResponses },
+          response: { 201: SavedCycleAnswer, ...ProblemResponses },
         },
       },
       async (request, reply) => {
@@ -90,7 +92,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
           const cycle = await insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases }, traceparentFor(request))
           reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`)
-          return cycle
+          return { ...cycle, warnings: await poolWarnings(trx, workspaceId, phases) }
         })
         return reply.send(cycle)
       },

@@ -91,4 +91,10 @@ export const SavedCycle = Type.Object({
 }, { title: 'Cycle' })
 export type SavedCycle = Static<typeof SavedCycle>
 
+/** POST …/cycles answers the saved cycle and what may stop it (an operatorPool handle no one has). */
+export const SavedCycleAnswer = Type.Object({
+  ...SavedCycle.properties,
+  warnings: Type.Array(Warning, { description: 'one per phase and operatorPool handle that no principal of the workspace has' }),
+}, { title: 'SavedCycleAnswer' })
+
 export const CycleParams = Type.Object({ streamId: Uuid, cycleId: Uuid }, { additionalProperties: false })

@@ -14,6 +14,7 @@ import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
 import type { AssetTable } from '../assets/assets.table.js'
 import type { AgentTemplateTable } from '../templates/templates.table.js'
+import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable } from '../triggers/operators.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -35,4 +36,10 @@ export interface Database {
   run_tasks: RunTaskTable
   assets: AssetTable
   agent_templates: AgentTemplateTable
+  schedules: ScheduleTable
+  message_triggers: MessageTriggerTable
+  message_trigger_passes: MessageTriggerPassTable
+  inbound_hooks: InboundHookTable
+  hook_receipts: HookReceiptTable
+  inbox_claims: InboxClaimTable
 }

@@ -24,7 +24,7 @@ import { adapterFor } from './adapters/index.js'
 import { authModeProblem } from './adapters/auth-mode.js'
 import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
 import { recordRunEvent } from './events.js'
-import type { PhaseRun, Run, RunProblem } from './schemas.js'
+import type { PhaseRun, Run, RunProblem, RunTrigger } from './schemas.js'
 import { FINISHED_RUN_STATUSES } from './schemas.js'
 import { vaultOf, type Sealed, type Vault } from '../credentials/vault.js'
 
@@ -90,13 +90,13 @@ async function persistRun(t: Transition, run: Run, created = false): Promise<voi
 }
 
 async function postMessage(t: Transition, run: Run, authorId: string, authorType: 'principal' | 'agent', content: Content) {
-  return insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content, traceparent: t.traceparent })
+  return insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content, traceparent: t.traceparent, origin: { runId: run.id, cycleId: run.cycleId, depth: run.depth } })
 }
 
 /** A new run of a saved cycle: `queued`, its phases copied, a job to start it. */
 export async function createRun(
   t: Transition,
-  input: { cycle: SavedCycle; input: Record<string, unknown>; createdBy: string },
+  input: { cycle: SavedCycle; input: Record<string, unknown>; createdBy: string; trigger?: RunTrigger; depth?: number },
 ): Promise<Run> {
   const run: Run = {
     id: newId(),
@@ -106,6 +106,8 @@ export async function createRun(
     status: 'queued',
     input: input.input,
     createdBy: input.createdBy,
+    trigger: input.trigger ?? { kind: 'manual', id: null },
+    depth: input.depth ?? 0,
     createdAt: now(),
     startedAt: null,
     finishedAt: null,

@@ -13,6 +13,11 @@ export interface RunTable {
   /** The W3C traceparent of the request that started the run (its span); null for runs from before 0036. */
   traceparent: string | null
   created_at: string
+  /** What started the run (0060): manual, schedule, message or hook, and the id of that schedule, trigger or hook. */
+  trigger_kind: Generated<'manual' | 'schedule' | 'message' | 'hook'>
+  trigger_id: string | null
+  /** The message-trigger loop guard (0060). */
+  depth: Generated<number>
 }
 
 export interface RunTaskTable {

@@ -55,6 +55,14 @@ export const PhaseRun = Type.Object(
 )
 export type PhaseRun = Static<typeof PhaseRun>
 
+export const TRIGGER_KINDS = ['manual', 'schedule', 'message', 'hook'] as const
+/** What started a run (OPERATORS.md): `id` is the schedule's, message trigger's or hook's; null for manual. */
+export const RunTrigger = Type.Object(
+  { kind: StringEnum(TRIGGER_KINDS), id: Nullable(Uuid) },
+  { title: 'RunTrigger', description: 'what started the run: by hand (or POST …/triggers), a schedule, a message trigger or an inbound hook' },
+)
+export type RunTrigger = Static<typeof RunTrigger>
+
 export const Run = Type.Object(
   {
     id: Uuid,
@@ -64,6 +72,8 @@ export const Run = Type.Object(
     status: StringEnum(RUN_STATUSES),
     input: JsonObject,
     createdBy: Type.String({ description: 'the principal id that started the run' }),
+    trigger: RunTrigger,
+    depth: Type.Integer({ minimum: 0, description: 'the message-trigger loop guard: 0 unless an agent\'s message started the run, then the depth of the run that wrote it + 1' }),
     createdAt: Timestamp,
     startedAt: Nullable(Timestamp),
     finishedAt: Nullable(Timestamp),

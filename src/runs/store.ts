@@ -19,7 +19,7 @@ const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof
 export async function insertRun(db: Kysely<Database>, workspaceId: string, run: Run, traceparent: string | null): Promise<void> {
   await db
     .insertInto('runs')
-    .values({ id: run.id, workspace_id: workspaceId, stream_id: run.streamId, status: run.status, document: JSON.stringify(run), traceparent, created_at: run.createdAt })
+    .values({ id: run.id, workspace_id: workspaceId, stream_id: run.streamId, status: run.status, document: JSON.stringify(run), traceparent, created_at: run.createdAt, trigger_kind: run.trigger.kind, trigger_id: run.trigger.id, depth: run.depth })
     .execute()
 }
 

@@ -26,7 +26,8 @@ for (const dialect of dialects()) {
     it('stores a definition (201 + Location) and reads it back with ids in lower case', async () => {
       const res = await save({ triggerName: 'ticket-arrives', description: 'Handle tickets', phasesTemplate: [phase(1, agentId.toUpperCase()), phase(2)] })
       assert.equal(res.statusCode, 201)
-      const saved = res.json()
+      const { warnings, ...saved } = res.json()
+      assert.equal(warnings.length, 2, 'no one has the handle ana')
       assert.equal(res.headers.location, `/api/cycles/streams/${streamId}/cycles/${saved.id}`)
       assert.equal(saved.streamId, streamId)
       assert.deepEqual(saved.phasesTemplate.map((p: { id: string; agentId: string }) => [p.id, p.agentId]), [[uuid(1).toLowerCase(), agentId], [uuid(2).toLowerCase(), NIL]])
@@ -52,6 +53,25 @@ for (const dialect of dialects()) {
       const many = Array.from({ length: 101 }, (_, i) => phase(i + 1))
       assert.deepEqual(pointers(await save({ triggerName: 't', description: 'd', phasesTemplate: many })), ['/phasesTemplate'])
       assert.equal((await save({ triggerName: 't', description: 'd', phasesTemplate: many.slice(0, 100) })).statusCode, 201)
+    })
+
+    it('saves a pool naming handles no principal has, with a warning naming each (per phase); an existing handle, in any spelling, warns nothing', async () => {
+      const db = app.database.db
+      await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'Maria', handle: 'maria', role: 'member' })
+      // A principal of another workspace does not count.
+      await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'elsewhere'), name: 'Marai', handle: 'marai', role: 'member' })
+      const pools = [['@Maria', '@marai'], ['@marai', 'nobody'], ['maria'], []]
+      const res = await save({ triggerName: 'pools', description: 'd', phasesTemplate: pools.map((operatorPool, i) => ({ ...phase(i + 1), operatorPool })) })
+      assert.equal(res.statusCode, 201)
+      const { warnings, id } = res.json()
+      assert.deepEqual(warnings.map((w: { code: string; phaseId: string; detail: string }) => [w.code, w.phaseId, w.detail.match(/@[a-z]+/)?.[0]]), [
+        ['unknown-operator', uuid(1).toLowerCase(), '@marai'],
+        ['unknown-operator', uuid(2).toLowerCase(), '@marai'],
+        ['unknown-operator', uuid(2).toLowerCase(), '@nobody'],
+      ])
+      assert.match(warnings[0].detail, /only the rest of the pool can decide it/)
+      assert.match(warnings[1].detail, /no one can decide this phase yet/)
+      assert.equal((await send(app, 'GET', `/api/cycles/streams/${streamId}/cycles/${id}`)).json().warnings, undefined, 'warnings belong to the save, not the cycle')
     })
 
     it('unknown streams and cycles are 404', async () => {

@@ -1,0 +1,92 @@
+// What waits for a principal: the inbox items of a workspace, and who may act on each. Items come from
+// sources, one per kind; today decisions (phases awaiting a decision), read from the workspace's waiting
+// runs. Tool approvals and questions join as two more sources.
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { normalizeHandle } from '../principals/handles.js'
+import type { Principal } from '../principals/store.js'
+import type { PhaseRun, Run } from '../runs/schemas.js'
+import type { InboxItem } from './schemas.js'
+
+export const SUMMARY_LENGTH = 500
+/** The inbox reads at most this many waiting runs of a workspace (the oldest first). */
+export const MAX_WAITING_RUNS = 5000
+
+export type Caller = Pick<Principal, 'principalId' | 'handle' | 'role' | 'workspaceId'>
+
+/** The pool rule of RUNS.md: the pool's handles; with an empty pool, any admin or member. Escalation joins here. */
+export function mayDecide(caller: Caller, phase: Pick<PhaseRun, 'operatorPool'>): boolean {
+  if (caller.role === 'agent') return false
+  const pool = phase.operatorPool.map(normalizeHandle)
+  return pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : pool.includes(normalizeHandle(caller.handle))
+}
+
+export const itemKey = (item: Pick<InboxItem, 'kind' | 'phaseRunId' | 'callId'>) => `${item.kind}:${item.phaseRunId}:${item.callId ?? ''}`
+
+interface Context {
+  streams: Map<string, string>
+  messages: Map<string, string>
+  claims: Map<string, string>
+}
+
+function decisionItem(run: Run, phase: PhaseRun, context: Context): InboxItem {
+  const summary = phase.output?.text ?? phase.goal
+  return {
+    kind: 'decision',
+    runId: run.id,
+    phaseRunId: phase.id,
+    callId: null,
+    streamId: run.streamId,
+    streamName: context.streams.get(run.streamId) ?? '',
+    triggerName: run.triggerName,
+    phaseName: phase.phaseName,
+    summary: summary.slice(0, SUMMARY_LENGTH),
+    // An agent's phase waits from its output's message; people's work from the phase's start.
+    waitingSince: (phase.output && context.messages.get(phase.output.messageId)) ?? phase.startedAt ?? run.createdAt,
+    remindAt: null,
+    escalateAt: null,
+    expireAt: null,
+    escalated: false,
+    claimedBy: context.claims.get(phase.id) ?? null,
+    approvals: { have: 0, need: 1 },
+  }
+}
+
+/** Every decision waiting in the workspace that `caller` may act on. */
+async function decisionItems(db: Kysely<Database>, caller: Caller): Promise<InboxItem[]> {
+  const rows = await db.selectFrom('runs').select('document').where('workspace_id', '=', caller.workspaceId).where('status', '=', 'waiting').orderBy('id').limit(MAX_WAITING_RUNS).execute()
+  const waiting: Array<[Run, PhaseRun]> = []
+  for (const row of rows) {
+    const run = JSON.parse(row.document) as Run
+    for (const phase of run.phases) if (phase.status === 'awaiting_decision' && mayDecide(caller, phase)) waiting.push([run, phase])
+  }
+  if (waiting.length === 0) return []
+  const streamIds = [...new Set(waiting.map(([run]) => run.streamId))]
+  const messageIds = waiting.flatMap(([, phase]) => (phase.output ? [phase.output.messageId] : []))
+  const phaseIds = waiting.map(([, phase]) => phase.id)
+  const [streams, messages, claims] = await Promise.all([
+    db.selectFrom('streams').select(['id', 'name']).where('id', 'in', streamIds).execute(),
+    messageIds.length ? db.selectFrom('messages').select(['id', 'created_at']).where('id', 'in', messageIds).execute() : [],
+    db.selectFrom('inbox_claims').select(['phase_run_id', 'handle']).where('phase_run_id', 'in', phaseIds).where('expires_at', '>', new Date().toISOString()).execute(),
+  ])
+  const context: Context = {
+    streams: new Map(streams.map((s) => [s.id, s.name])),
+    messages: new Map(messages.map((m) => [m.id, m.created_at])),
+    claims: new Map(claims.map((c) => [c.phase_run_id, c.handle])),
+  }
+  return waiting.map(([run, phase]) => decisionItem(run, phase, context))
+}
+
+const SOURCES: Array<(db: Kysely<Database>, caller: Caller) => Promise<InboxItem[]>> = [decisionItems]
+
+/** The soonest deadline (expiry, else escalation); items without one sort after those with one. */
+const deadlineOf = (item: InboxItem) => item.expireAt ?? item.escalateAt ?? '~'
+
+/** The sort key of an item: soonest deadline, then oldest, then a stable tie-break. Also the cursor. */
+export const sortKey = (item: InboxItem) => `${deadlineOf(item)}|${item.waitingSince}|${itemKey(item)}`
+
+/** The caller's whole inbox, in order. */
+export async function inboxOf(db: Kysely<Database>, caller: Caller): Promise<InboxItem[]> {
+  const items = (await Promise.all(SOURCES.map((source) => source(db, caller)))).flat()
+  return items.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0))
+}

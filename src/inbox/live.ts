@@ -1,0 +1,117 @@
+// GET /api/me/inbox/events: one connection's view of the caller's inbox. It reads the inbox once, sends it
+// (each item as `inbox.added`), then follows the workspace's streams through the instance's event hub: any run
+// event makes it read the inbox again and send the difference (`inbox.added` for a new or changed item,
+// `inbox.removed`). Streams created
+// later are picked up at each keep-alive. A client that does not read is dropped past the buffer limit.
+import type { ServerResponse } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { EventHub, FeedReader } from '../events/hub.js'
+import type { StreamEvent } from '../events/store.js'
+import { inboxOf, itemKey, type Caller } from './items.js'
+import type { InboxItem } from './schemas.js'
+
+const RUN_EVENTS = new Set(['run.created', 'run.updated'])
+
+export class InboxConnection implements FeedReader {
+  private readonly items = new Map<string, InboxItem>()
+  private readonly subscriptions = new Map<string, () => void>()
+  private readonly keepAlive: NodeJS.Timeout
+  private reading = false
+  private again = false
+  private ended = false
+
+  constructor(
+    private readonly raw: ServerResponse,
+    private readonly db: Kysely<Database>,
+    private readonly hub: EventHub,
+    private readonly caller: Caller,
+    private readonly options: { keepAliveMs: number; maxBufferBytes: number },
+    private readonly log: FastifyBaseLogger,
+  ) {
+    raw.once('close', () => this.close())
+    this.keepAlive = setInterval(() => {
+      this.write(': keep-alive\n\n')
+      void this.follow()
+    }, options.keepAliveMs)
+    // The first follow reads the inbox (and so sends the current items).
+    void this.follow()
+  }
+
+  receive(events: StreamEvent[]): void {
+    if (events.some((event) => RUN_EVENTS.has(event.type))) this.refresh()
+  }
+
+  close(): void {
+    if (this.ended) return
+    this.ended = true
+    clearInterval(this.keepAlive)
+    for (const unsubscribe of this.subscriptions.values()) unsubscribe()
+    this.subscriptions.clear()
+    if (!this.raw.writableEnded) this.raw.end()
+  }
+
+  /** Subscribes to every stream of the workspace not yet followed. */
+  private async follow(): Promise<void> {
+    try {
+      const streams = await this.db.selectFrom('streams').select('id').where('workspace_id', '=', this.caller.workspaceId).execute()
+      if (this.ended) return
+      const added = streams.filter(({ id }) => !this.subscriptions.has(id))
+      for (const { id } of added) this.subscriptions.set(id, this.hub.subscribe(id, this))
+      // A new stream's runs may have changed the inbox before it was followed.
+      if (added.length > 0) this.refresh()
+    } catch (error) {
+      this.log.warn({ err: error }, 'the inbox feed could not list the workspace\'s streams')
+    }
+  }
+
+  /** Reads the inbox again and sends what changed (one read at a time; a request meanwhile reads once more). */
+  private refresh(): void {
+    if (this.ended) return
+    if (this.reading) {
+      this.again = true
+      return
+    }
+    this.reading = true
+    inboxOf(this.db, this.caller)
+      .then((items) => this.send(items))
+      .catch((error: unknown) => this.log.warn({ err: error }, 'the inbox feed could not read the inbox'))
+      .finally(() => {
+        this.reading = false
+        if (this.again) {
+          this.again = false
+          this.refresh()
+        }
+      })
+  }
+
+  private send(current: InboxItem[]): void {
+    const seen = new Set<string>()
+    for (const item of current) {
+      const key = itemKey(item)
+      seen.add(key)
+      // A new item, or one that changed (a claim taken or gone): the client replaces it by its key.
+      const data = JSON.stringify(item)
+      const previous = this.items.get(key)
+      if (previous === undefined || JSON.stringify(previous) !== data) {
+        this.items.set(key, item)
+        this.write(`event: inbox.added\ndata: ${data}\n\n`)
+      }
+    }
+    for (const [key, item] of this.items) {
+      if (seen.has(key)) continue
+      this.items.delete(key)
+      this.write(`event: inbox.removed\ndata: ${JSON.stringify(item)}\n\n`)
+    }
+  }
+
+  private write(frame: string): void {
+    if (this.ended) return
+    if (this.raw.writableLength > this.options.maxBufferBytes) {
+      this.raw.destroy()
+      return this.close()
+    }
+    this.raw.write(frame)
+  }
+}

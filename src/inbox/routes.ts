@@ -1,0 +1,111 @@
+// /api/me/inbox (OPERATORS.md "The inbox"): a page of what waits for the caller, a live feed of its changes,
+// and claims on items. Agent keys are refused by authentication (no route here declares `agentKeys`).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import Type from 'typebox'
+import { Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { decodeCursor, toPage } from '../http/pagination.js'
+import { AppError, notFound } from '../http/problem.js'
+import { findRun } from '../runs/store.js'
+import { claimItem, releaseItem } from './claims.js'
+import { inboxOf, itemKey, mayDecide, sortKey } from './items.js'
+import { InboxConnection } from './live.js'
+import { ClaimParams, InboxItem } from './schemas.js'
+
+const CURSOR_KEY = /^[^|]{1,40}\|[^|]{1,40}\|[a-z_]+:[0-9a-f-]{36}:[^|]{0,200}$/
+
+export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app.database
+  const { claimTtlS } = app.config.operators
+
+  app.get(
+    '/me/inbox',
+    {
+      schema: {
+        operationId: 'getInbox', tags: ['inbox'], summary: 'What waits for me: soonest deadline first, then oldest',
+        description: 'An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Agent keys: 403.',
+        querystring: PageQuery, response: { 200: Page(InboxItem), ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit ?? 50
+      const after = decodeCursor(request.query.cursor, (key) => CURSOR_KEY.test(key))
+      const items = await inboxOf(db, request.principal)
+      const rest = after === undefined ? items : items.filter((item) => sortKey(item) > after)
+      return toPage(rest.slice(0, limit + 1), limit, sortKey)
+    },
+  )
+
+  app.get(
+    '/me/inbox/events',
+    {
+      schema: {
+        operationId: 'followInbox', tags: ['inbox'], summary: 'Follow my inbox live (Server-Sent Events)',
+        description: 'On connect, each current item as `inbox.added`; then `inbox.added` and `inbox.removed` (data: the item) as the inbox changes; a `: keep-alive` comment every 15 s.',
+        response: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      reply.hijack()
+      const raw = reply.raw
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      })
+      raw.flushHeaders()
+      const connection = new InboxConnection(raw, db, app.events, request.principal, { keepAliveMs: app.config.sseKeepAliveMs, maxBufferBytes: app.config.sseMaxBufferBytes }, request.log)
+      if (raw.destroyed) connection.close()
+    },
+  )
+
+  /** The phase's item as the caller sees it, after checking that the caller may act on it. */
+  async function itemFor(request: { principal: Parameters<typeof inboxOf>[1]; params: { runId: string; phaseRunId: string } }) {
+    const caller = request.principal
+    const runId = request.params.runId.toLowerCase()
+    const phaseRunId = request.params.phaseRunId.toLowerCase()
+    const run = await findRun(db, caller.workspaceId, runId)
+    if (!run) throw notFound('Run')
+    const phase = run.phases.find((p) => p.id === phaseRunId)
+    if (!phase) throw notFound('Phase')
+    if (!mayDecide(caller, phase)) throw new AppError('forbidden', `Only ${phase.operatorPool.map((h) => `@${h.replace(/^@/, '')}`).join(', ')} may decide phase "${phase.phaseName}".`)
+    if (phase.status !== 'awaiting_decision') throw new AppError('not-awaiting-decision', `Phase "${phase.phaseName}" is ${phase.status}, not awaiting a decision.`)
+    return { run, phase }
+  }
+
+  app.post(
+    '/runs/:runId/phases/:phaseRunId/claim',
+    {
+      schema: {
+        operationId: 'claimInboxItem', tags: ['inbox'], summary: 'Say you are on it: claim a phase awaiting a decision',
+        description: `Marks the item \`claimedBy\` your handle for TANDEM_CLAIM_TTL_S (${claimTtlS} s here); a claim by someone else replaces it. A signal, not a lock: others may still decide.`,
+        params: ClaimParams, response: { 200: InboxItem, ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const caller = request.principal
+      const { run, phase } = await itemFor(request)
+      await claimItem(db, { workspaceId: caller.workspaceId, runId: run.id, phaseRunId: phase.id, principalId: caller.principalId, handle: caller.handle, ttlS: claimTtlS })
+      const item = (await inboxOf(db, caller)).find((candidate) => itemKey(candidate) === `decision:${phase.id}:`)
+      if (!item) throw new AppError('not-awaiting-decision', `Phase "${phase.phaseName}" is no longer awaiting a decision.`)
+      return item
+    },
+  )
+
+  app.delete(
+    '/runs/:runId/phases/:phaseRunId/claim',
+    {
+      schema: {
+        operationId: 'releaseInboxItem', tags: ['inbox'], summary: 'Release a claim',
+        description: 'Anyone who may decide the phase may release its claim (a claim is a signal, not a lock). 204 also when there was none.',
+        params: ClaimParams, response: { 204: Type.Null(), ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { phase } = await itemFor(request)
+      await releaseItem(db, phase.id)
+      return reply.code(204).send(null)
+    },
+  )
+}

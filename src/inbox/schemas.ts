@@ -1,0 +1,31 @@
+// Inbox shapes (OPERATORS.md "The inbox").
+import Type, { type Static } from 'typebox'
+import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+
+export const INBOX_KINDS = ['decision', 'tool_approval', 'question'] as const
+export type InboxKind = (typeof INBOX_KINDS)[number]
+
+export const InboxItem = Type.Object(
+  {
+    kind: StringEnum(INBOX_KINDS),
+    runId: Uuid,
+    phaseRunId: Uuid,
+    callId: Nullable(Type.String({ description: 'the tool call or question (null for a decision)' })),
+    streamId: Uuid,
+    streamName: Type.String(),
+    triggerName: Type.String(),
+    phaseName: Type.String(),
+    summary: Type.String({ maxLength: 500, description: 'the output, the tool and its input, or the question, cut to 500 characters' }),
+    waitingSince: Timestamp,
+    remindAt: Nullable(Timestamp),
+    escalateAt: Nullable(Timestamp),
+    expireAt: Nullable(Timestamp),
+    escalated: Type.Boolean(),
+    claimedBy: Nullable(Type.String({ description: 'the handle of whoever claimed it, while the claim lasts' })),
+    approvals: Type.Object({ have: Type.Integer({ minimum: 0 }), need: Type.Integer({ minimum: 1 }) }),
+  },
+  { title: 'InboxItem' },
+)
+export type InboxItem = Static<typeof InboxItem>
+
+export const ClaimParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })

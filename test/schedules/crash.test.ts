@@ -1,0 +1,87 @@
+// A server killed (SIGKILL) while a schedule's tick is being fired starts one run for that tick, not two, once
+// it is back; and a restart after the tick's commit starts nothing more. The kill lands while the firing is held
+// up by a lock the test takes: PostgreSQL — a row lock on the schedule, so the job is running (locked by the
+// dead worker) when the process dies; SQLite — the database's write lock, so the worker is blocked taking the
+// job when it dies (one writer per file: the job and its run cannot be parted any finer).
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import SqliteDatabase from 'better-sqlite3'
+import pg from 'pg'
+import { request, serverGroup } from '../child-server.js'
+import { dialects, freshDatabase } from '../helpers.js'
+import { waitFor } from '../runs/agent-server.js'
+
+const NIL = '00000000-0000-0000-0000-000000000000'
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function holdLock(dialect: string, url: string, scheduleId: string): Promise<() => Promise<void>> {
+  if (dialect === 'sqlite') {
+    const file = new SqliteDatabase(url.slice('sqlite:'.length))
+    file.pragma('busy_timeout = 10000')
+    file.prepare('BEGIN IMMEDIATE').run()
+    return async () => {
+      file.prepare('ROLLBACK').run()
+      file.close()
+    }
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query('begin')
+  await client.query('select id from schedules where id = $1 for update', [scheduleId])
+  return async () => {
+    await client.query('rollback')
+    await client.end()
+  }
+}
+
+for (const dialect of dialects()) {
+  describe(`schedules survive a SIGKILL mid-firing (${dialect})`, () => {
+    it('fires the tick once after the restart, and never again', { timeout: 120000 }, async () => {
+      const database = await freshDatabase(dialect, { ownDatabase: true })
+      const servers = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local' })
+      let release: (() => Promise<void>) | undefined
+      try {
+        const first = servers.start()
+        const base = await first.url
+        const streamId = (await request(base, 'POST', '/api/streams', { name: 'crash' })).json.id
+        const phase = { id: randomUUID(), agentId: NIL, goal: 'g', instructions: 'i', autoAdvance: false, phaseName: 'Review', operatorPool: [] }
+        assert.equal((await request(base, 'POST', `/api/cycles/streams/${streamId}/cycles`, { triggerName: 'nightly', description: 'd', phasesTemplate: [phase] })).status, 201)
+        // A tick a few seconds from now, once a day (six fields, seconds first, UTC).
+        const tick = new Date(Math.ceil((Date.now() + 6000) / 1000) * 1000)
+        const cron = `${tick.getUTCSeconds()} ${tick.getUTCMinutes()} ${tick.getUTCHours()} * * *`
+        const schedule = (await request(base, 'POST', `/api/streams/${streamId}/schedules`, { triggerName: 'nightly', cron })).json
+        assert.equal(schedule.nextRunAt, tick.toISOString())
+        release = await holdLock(dialect, database.url, schedule.id)
+        await sleep(tick.getTime() - Date.now() + 1500)
+        await first.stop('SIGKILL')
+        await release()
+        release = undefined
+
+        const second = servers.start()
+        const again = await second.url
+        const runs = await waitFor(async () => {
+          const page = (await request(again, 'GET', `/api/cycles/streams/${streamId}/runs`)).json
+          return page.data.length > 0 ? page.data : undefined
+        }, 30000, 'the tick\'s run after the restart')
+        await sleep(2000)
+        const afterRestart = (await request(again, 'GET', `/api/cycles/streams/${streamId}/runs`)).json.data
+        assert.equal(afterRestart.length, 1, 'one run for the tick, not two')
+        assert.deepEqual(runs[0].trigger, { kind: 'schedule', id: schedule.id })
+        const read = (await request(again, 'GET', `/api/schedules/${schedule.id}`)).json
+        assert.equal(read.lastRunAt, tick.toISOString())
+        assert.equal(read.nextRunAt, new Date(tick.getTime() + 86400000).toISOString())
+
+        // Killed again after the tick committed: the next start finds nothing to fire.
+        await second.stop('SIGKILL')
+        const third = await servers.start().url
+        await sleep(2500)
+        assert.equal((await request(third, 'GET', `/api/cycles/streams/${streamId}/runs`)).json.data.length, 1)
+      } finally {
+        await release?.()
+        await servers.stopAll('SIGKILL')
+        await database.drop()
+      }
+    })
+  })
+}

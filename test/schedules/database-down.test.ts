@@ -1,0 +1,56 @@
+// A tick that falls while PostgreSQL refuses every connection fires once, when the database is back. The
+// schedule's own database stops taking connections (ALLOW_CONNECTIONS false, its sessions ended) across the
+// tick; the app keeps running. PostgreSQL only: a SQLite file has no "down".
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import pg from 'pg'
+import { build, dialects, send } from '../helpers.js'
+import { waitFor } from '../runs/agent-server.js'
+import { runsOf, waitingStream } from './setup.js'
+
+const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+
+for (const dialect of dialects().filter((d) => d === 'postgres')) {
+  describe(`schedules while the database is down (${dialect})`, () => {
+    it('fire the missed tick once when the database is back', { timeout: 90000 }, async () => {
+      const app = await build(dialect, {}, { ownDatabase: true })
+      const database = new URL(app.config.databaseUrl).pathname.slice(1)
+      try {
+        const { streamId } = await waitingStream(app, 'down')
+        const tick = new Date(Math.ceil((Date.now() + 3000) / 1000) * 1000)
+        const cron = `${tick.getUTCSeconds()} ${tick.getUTCMinutes()} ${tick.getUTCHours()} * * *`
+        const schedule = (await send(app, 'POST', `/api/streams/${streamId}/schedules`, { triggerName: 'down', cron })).json()
+        assert.equal(schedule.nextRunAt, tick.toISOString())
+        await admin(`alter database ${database} allow_connections false`)
+        assert.ok(Date.now() < tick.getTime() - 500, 'the database went down before the tick')
+        await admin(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${database}'`)
+        await new Promise((r) => setTimeout(r, tick.getTime() - Date.now() + 3000))
+        await admin(`alter database ${database} allow_connections true`)
+        const backAt = Date.now()
+        const runs = await waitFor(async () => {
+          const all = await runsOf(app, streamId).catch(() => [])
+          return all.length > 0 ? all : undefined
+        }, 45000, 'the tick\'s run once the database is back')
+        await new Promise((r) => setTimeout(r, 2500))
+        assert.equal((await runsOf(app, streamId)).length, 1)
+        assert.deepEqual(runs[0].trigger, { kind: 'schedule', id: schedule.id })
+        assert.ok(Date.parse(runs[0].createdAt) >= backAt, 'fired once the database was back, not before')
+        const read = (await send(app, 'GET', `/api/schedules/${schedule.id}`)).json()
+        assert.equal(read.lastRunAt, tick.toISOString())
+      } finally {
+        await admin(`alter database ${database} allow_connections true`).catch(() => {})
+        await app.close()
+      }
+    })
+  })
+}
