@@ -105,7 +105,9 @@ export class SqliteJobWorker {
           void this.runJob(row)
         }
       }
-      if (!this.stopped) {
+      // At full concurrency the next wake-up comes from the job that ends (runJob's finally): a timer for a job
+      // already due would only spin.
+      if (!this.stopped && this.running < this.concurrency) {
         const next = await this.db.selectFrom('jobs').select('run_at').where('locked_at', 'is', null).orderBy('run_at').limit(1).executeTakeFirst()
         clearTimeout(this.timer)
         if (next) this.timer = setTimeout(() => this.wake(), Math.min(Math.max(Date.parse(next.run_at) - Date.now(), 0), MAX_TIMER_MS))

@@ -20,6 +20,7 @@ import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, typ
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { readAgentSecret } from './secrets.js'
 import { outboundClient } from './outbound.js'
+import { deadline } from '../net/deadline.js'
 import type { RunProblem } from './schemas.js'
 
 const LEASE_MARGIN_MS = 5000
@@ -76,7 +77,8 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   if (reason) return unavailable(`The agent cannot be called: ${reason}.`)
   const payload = await buildTaskPayload(db, { task, token: taskToken(app.vault, job), run, agent, base: publicBase(app) })
   const timeoutMs = app.config.runs.dispatchTimeoutMs
-  const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)])
+  const limit = deadline(timeoutMs, shutdown)
+  const signal = limit.signal
   const client = outboundClient(app)
   // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
   const traceparent = childOfStored(task.traceparent)
@@ -93,6 +95,8 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
     if ((error as Error).name === 'EgressDeniedError') return { outcome: { kind: 'failed', code: 'egress-denied', detail: (error as Error).message }, secret }
     app.log.warn({ err: error, taskId: task.id, providerType: agent.providerType }, 'adapter threw; treated as a transient failure')
     return { outcome: { kind: 'retry', detail: `the adapter failed: ${(error as Error).message}` }, secret }
+  } finally {
+    limit.clear()
   }
 }
 

@@ -19,6 +19,23 @@ registerJobHandler('test.record', async (payload: { tag: string; value: number }
   seen.set(payload.tag, [...(seen.get(payload.tag) ?? []), { value: payload.value, attempt: context.attempt }])
 })
 
+// Jobs of the scattered-times test: each records when it ran; a chained one enqueues a follow-up due soon.
+const scattered = new Map<string, { due: Map<string, number>; ran: Map<string, number[]> }>()
+registerJobHandler('test.scattered', async (payload: { prefix: string; tag: string; chain: boolean; slowMs: number }, context) => {
+  const state = scattered.get(payload.prefix)
+  if (!state) return
+  state.ran.set(payload.tag, [...(state.ran.get(payload.tag) ?? []), Date.now()])
+  if (payload.chain) {
+    const tag = `${payload.tag}-next`
+    const runAt = Date.now() + 50 + Math.floor(Math.random() * 500)
+    state.due.set(tag, runAt)
+    await context.app.database.db.transaction().execute(async (trx) => {
+      await enqueueJob(trx, 'test.scattered', { prefix: payload.prefix, tag, chain: false, slowMs: 0 }, { runAt: new Date(runAt) })
+    })
+  }
+  if (payload.slowMs > 0) await new Promise((r) => setTimeout(r, payload.slowMs))
+})
+
 async function waitFor(check: () => boolean, ms = 10000): Promise<void> {
   const until = Date.now() + ms
   while (!check()) {
@@ -65,6 +82,55 @@ for (const dialect of dialects()) {
         assert.deepEqual(seen.get(keyed)?.map((s) => s.value), [5])
         assert.equal(seen.get(removed), undefined)
       } finally {
+        await app.close()
+        await settle()
+        await database.drop()
+      }
+    })
+
+    // Issue 23 item 7: the wake-up of a job due later is never lost. 300 jobs due at scattered times over the
+    // next 2 s, enqueued by 30 concurrent transactions (some rolled back) while the jobs that run enqueue more,
+    // and a worker kept at its concurrency limit by slow jobs. Each committed job runs exactly once, never
+    // before its time and within DUE_BOUND_MS after it (a lost wake-up is a job that never runs; PostgreSQL
+    // finds future jobs by polling every second, hence the second in the bound).
+    it('runs every delayed job once, on time, under concurrent load', { timeout: 90000 }, async () => {
+      const DUE_BOUND_MS = 5000
+      const database = await freshDatabase(dialect, { ownDatabase: true })
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '3' }), { connect: { schema: database.schema, poolSize: 6 } })
+      const prefix = `${dialect}-scatter-${Math.random()}`
+      const due = new Map<string, number>()
+      const ran = new Map<string, number[]>()
+      scattered.set(prefix, { due, ran })
+      try {
+        await app.ready()
+        const { db } = app.database
+        const writers = Array.from({ length: 30 }, async (_, writer) => {
+          for (let i = 0; i < 10; i++) {
+            const tag = `${prefix}-${writer}-${i}`
+            const runAt = Date.now() + Math.floor(Math.random() * 2000)
+            const rollBack = i === 9 && writer % 3 === 0
+            await db.transaction().execute(async (trx) => {
+              await enqueueJob(trx, 'test.scattered', { prefix, tag, chain: i % 4 === 0, slowMs: i % 5 === 0 ? 150 : 0 }, { runAt: new Date(runAt) })
+              if (rollBack) throw new Error('roll back')
+              due.set(tag, runAt)
+            }).catch(() => {})
+            await sleep(Math.floor(Math.random() * 30))
+          }
+        })
+        await Promise.all(writers)
+        await waitFor(() => [...due.keys()].every((tag) => ran.has(tag)) && Date.now() > Math.max(...due.values()) + 1000, 60000)
+        await sleep(1000)
+        const late: string[] = []
+        for (const [tag, at] of due) {
+          const runs = ran.get(tag) ?? []
+          assert.equal(runs.length, 1, `${tag} ran ${runs.length} times`)
+          assert.ok(runs[0]! >= at - 5, `${tag} ran ${at - runs[0]!} ms early`)
+          if (runs[0]! > at + DUE_BOUND_MS) late.push(`${tag} +${runs[0]! - at} ms`)
+        }
+        assert.deepEqual(late, [], 'every job ran within its due time plus the bound')
+        assert.equal([...ran.keys()].filter((tag) => !due.has(tag)).length, 0, 'no rolled-back job ran')
+      } finally {
+        scattered.delete(prefix)
         await app.close()
         await settle()
         await database.drop()

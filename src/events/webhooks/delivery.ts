@@ -10,6 +10,7 @@ import { enqueueJob, registerJobHandler } from '../../jobs/index.js'
 import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
+import { deadline } from '../../net/deadline.js'
 import { DELIVER_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
 export const MAX_ATTEMPTS = 8
@@ -53,14 +54,14 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
     ...traceHeader(delivery.traceparent),
   }
   const timeoutMs = app.config.webhookTimeoutMs
-  const timeout = AbortSignal.timeout(timeoutMs)
+  const limit = deadline(timeoutMs, shutdown)
   try {
     const response = await guardOf(app).fetch(webhook.url, {
       method: 'POST',
       headers,
       body: delivery.payload,
       redirect: 'manual',
-      signal: AbortSignal.any([timeout, shutdown]),
+      signal: limit.signal,
     })
     // The body is not read: only the status counts (and a receiver that streams garbage cannot hold us).
     await response.body?.cancel().catch(() => undefined)
@@ -69,7 +70,9 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
     return { ok: false, status: response.status, error: `the endpoint answered ${response.status}` }
   } catch (error) {
     if (shutdown.aborted) throw error
-    return { ok: false, status: null, error: describeFailure(error, timeout.aborted, timeoutMs) }
+    return { ok: false, status: null, error: describeFailure(error, limit.expired, timeoutMs) }
+  } finally {
+    limit.clear()
   }
 }
 
