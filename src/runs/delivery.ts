@@ -15,7 +15,7 @@ import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
-import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, startRun, taskToken, type DeliveryJob, type Transition } from './machine.js'
+import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, beginRun, taskToken, type DeliveryJob, type Transition } from './machine.js'
 import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { readAgentSecret } from './secrets.js'
@@ -160,7 +160,7 @@ registerJobHandler(START_JOB, async (payload: { runId: string }, context) => {
   await app.database.db.transaction().execute(async (trx) => {
     const locked = await lockRun(trx, payload.runId)
     if (!locked) return
-    await startRun({ db: trx, workspaceId: locked.workspaceId, settings: app.config.runs, traceparent: locked.traceparent }, locked.run)
+    await beginRun({ db: trx, workspaceId: locked.workspaceId, settings: app.config.runs, traceparent: locked.traceparent }, locked.run)
   })
 })
 

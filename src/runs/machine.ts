@@ -25,6 +25,7 @@ import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
 import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem } from './schemas.js'
 import { FINISHED_RUN_STATUSES } from './schemas.js'
+import { MAX_ATTEMPTS_PER_PHASE } from './limits.js'
 import { vaultOf, type Sealed, type Vault } from '../credentials/vault.js'
 
 export const START_JOB = 'runs.start'
@@ -134,7 +135,7 @@ export async function createRun(
 }
 
 /** The start job: the first phase begins (a cycle without phases succeeds at once). */
-export async function startRun(t: Transition, run: Run): Promise<void> {
+export async function beginRun(t: Transition, run: Run): Promise<void> {
   if (run.status !== 'queued') return
   run.startedAt = now()
   run.status = 'running'
@@ -237,7 +238,7 @@ export interface Decider {
   handle: string | null
 }
 
-export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people'; detail: string }
+export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people' | 'too-many-attempts'; detail: string }
 
 /** approve / revise / reject on a phase awaiting a decision. The caller has checked who may decide. */
 export async function decide(t: Transition, run: Run, phase: PhaseRun, decision: 'approve' | 'revise' | 'reject', note: string | null, decider: Decider): Promise<DecisionOutcome> {
@@ -247,6 +248,9 @@ export async function decide(t: Transition, run: Run, phase: PhaseRun, decision:
   const people = phase.agentId === NIL_UUID
   if (decision === 'revise' && people) return { refused: 'revise-people', detail: 'A phase of people\'s work (no agent) cannot be revised: approve it, with a note as its output, or reject it.' }
   if (decision === 'revise' && note === null) return { refused: 'note-required', detail: '`revise` needs a `note` telling the agent what to change.' }
+  if (decision === 'revise' && phase.attempts >= MAX_ATTEMPTS_PER_PHASE) {
+    return { refused: 'too-many-attempts', detail: `Phase "${phase.phaseName}" has had ${phase.attempts} attempts, the most a phase may have (${MAX_ATTEMPTS_PER_PHASE}): approve or reject it.` }
+  }
   phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now() })
   if (decision === 'approve') {
     if (people && note !== null) {

@@ -77,7 +77,10 @@ export type Run = Static<typeof Run>
 export const StartRunBody = Type.Object({ input: Type.Optional(JsonObject) }, { additionalProperties: false, title: 'StartRun' })
 export type StartRunBody = Static<typeof StartRunBody>
 
-export const TriggerResult = Type.Object({ runs: Type.Array(Run) }, { title: 'TriggerResult' })
+export const TriggerResult = Type.Object(
+  { runs: Type.Array(Type.Object({ id: Uuid, status: StringEnum(RUN_STATUSES) }), { maxItems: 20, description: 'the runs started (at most 20); read each with GET /api/runs/{id}' }) },
+  { title: 'TriggerResult' },
+)
 
 export const RunIdParams = Type.Object({ runId: Uuid }, { additionalProperties: false })
 export const DecisionParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
