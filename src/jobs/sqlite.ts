@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
-import { jobHandler } from './registry.js'
+import type { AnyTaskList } from './registry.js'
 import type { JobTable } from './jobs.table.js'
 
 export type { JobTable }
@@ -34,6 +34,7 @@ export class SqliteJobWorker {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly concurrency: number,
+    private readonly tasks: AnyTaskList,
   ) {}
 
   async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number): Promise<void> {
@@ -128,9 +129,9 @@ export class SqliteJobWorker {
   private async runJob(row: JobRow): Promise<void> {
     const attempt = row.attempts + 1
     try {
-      const handler = jobHandler(row.name)
+      const handler = Object.hasOwn(this.tasks, row.name) ? this.tasks[row.name] : undefined
       if (!handler) throw new Error(`no handler for job ${row.name}`)
-      await handler(JSON.parse(row.payload), { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
+      await handler(JSON.parse(row.payload) as never, { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
       await this.db.deleteFrom('jobs').where('id', '=', row.id).execute()
     } catch (error) {
       await this.recordFailure(row, attempt, error).catch((failure) => this.app?.log.error({ err: failure, job: row.name }, 'could not record a job failure'))

@@ -10,12 +10,13 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { findAgent } from '../agents/store.js'
-import { enqueueJob, registerJobHandler, removeJob } from '../jobs/index.js'
+import { enqueueJob, removeJob } from '../jobs/index.js'
 import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
-import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, beginRun, taskToken, type DeliveryJob, type Transition } from './machine.js'
+import { phaseAnswered, phaseFailed, runProblem, taskToken, type Transition } from './machine.js'
+import { DELIVER_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { readAgentSecret } from './secrets.js'
@@ -45,6 +46,7 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
     const locked = await lockRun(trx, task.run_id)
     if (!locked) return 'closed'
     if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed'
+    await removeJob(trx, timeoutKey(task.id))
     const t: Transition = { db: trx, workspaceId: locked.workspaceId, settings, traceparent: locked.traceparent }
     if ('output' in settlement) await phaseAnswered(t, locked.run, task.phase_run_id, settlement.output)
     else await phaseFailed(t, locked.run, task.phase_run_id, settlement.problem)
@@ -100,12 +102,12 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   }
 }
 
-async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
+export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
   const { db, dialect } = app.database
   const settings = app.config.runs
   const task = await findTask(db, job.taskId)
   if (!task || task.state !== 'open') return
-  const key = `deliver:${task.id}`
+  const key = deliveryKey(task.id)
   if (dialect === 'postgres') {
     const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
     const leased = await db.transaction().execute(async (trx) => {
@@ -154,20 +156,3 @@ async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: Abo
     }
   }
 }
-
-registerJobHandler(START_JOB, async (payload: { runId: string }, context) => {
-  const { app } = context
-  await app.database.db.transaction().execute(async (trx) => {
-    const locked = await lockRun(trx, payload.runId)
-    if (!locked) return
-    await beginRun({ db: trx, workspaceId: locked.workspaceId, settings: app.config.runs, traceparent: locked.traceparent }, locked.run)
-  })
-})
-
-registerJobHandler(DELIVER_JOB, async (job: DeliveryJob, context) => deliverTask(job, context.app, context.signal))
-
-registerJobHandler(TIMEOUT_JOB, async (payload: { taskId: string }, context) => {
-  const { app } = context
-  const seconds = app.config.runs.taskTimeoutS
-  await settleTask(app.database.db, app.config.runs, payload.taskId, { problem: runProblem('agent-timeout', `The agent did not answer within ${seconds} s (TANDEM_TASK_TIMEOUT_S).`) })
-})

@@ -4,24 +4,26 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { enqueueJob, registerJobHandler, removeJob } from '../../src/jobs/index.js'
+import { enqueueJob, removeJob, type AnyTaskList, type JobContext } from '../../src/jobs/index.js'
 import { TEST_SECRET_KEY, dialects, freshDatabase } from '../helpers.js'
 
 const seen = new Map<string, Array<{ value: number; attempt: number }>>()
 let failuresLeft = new Map<string, number>()
 
-registerJobHandler('test.record', async (payload: { tag: string; value: number }, context) => {
+// This file's own jobs, handed to buildApp beside the service's task list.
+const tasks: AnyTaskList = {}
+tasks['test.record'] = (async (payload: { tag: string; value: number }, context: JobContext) => {
   const left = failuresLeft.get(payload.tag) ?? 0
   if (left > 0) {
     failuresLeft.set(payload.tag, left - 1)
     throw new Error('failing on purpose')
   }
   seen.set(payload.tag, [...(seen.get(payload.tag) ?? []), { value: payload.value, attempt: context.attempt }])
-})
+}) as AnyTaskList[string]
 
 // Jobs of the scattered-times test: each records when it ran; a chained one enqueues a follow-up due soon.
 const scattered = new Map<string, { due: Map<string, number>; ran: Map<string, number[]> }>()
-registerJobHandler('test.scattered', async (payload: { prefix: string; tag: string; chain: boolean; slowMs: number }, context) => {
+tasks['test.scattered'] = (async (payload: { prefix: string; tag: string; chain: boolean; slowMs: number }, context: JobContext) => {
   const state = scattered.get(payload.prefix)
   if (!state) return
   state.ran.set(payload.tag, [...(state.ran.get(payload.tag) ?? []), Date.now()])
@@ -34,7 +36,7 @@ registerJobHandler('test.scattered', async (payload: { prefix: string; tag: stri
     })
   }
   if (payload.slowMs > 0) await new Promise((r) => setTimeout(r, payload.slowMs))
-})
+}) as AnyTaskList[string]
 
 async function waitFor(check: () => boolean, ms = 10000): Promise<void> {
   const until = Date.now() + ms
@@ -53,7 +55,7 @@ for (const dialect of dialects()) {
   describe(`jobs (${dialect})`, () => {
     it('runs committed jobs once, never rolled-back ones, future ones on time, and keyed ones replaced', { timeout: 60000 }, async () => {
       const database = await freshDatabase(dialect, { ownDatabase: true })
-      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '4' }), { connect: { schema: database.schema, poolSize: 4 } })
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '4' }), { connect: { schema: database.schema, poolSize: 4 }, extraTasks: tasks })
       try {
         await app.ready()
         const { db } = app.database
@@ -96,7 +98,7 @@ for (const dialect of dialects()) {
     it('runs every delayed job once, on time, under concurrent load', { timeout: 90000 }, async () => {
       const DUE_BOUND_MS = 5000
       const database = await freshDatabase(dialect, { ownDatabase: true })
-      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '3' }), { connect: { schema: database.schema, poolSize: 6 } })
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '3' }), { connect: { schema: database.schema, poolSize: 6 }, extraTasks: tasks })
       const prefix = `${dialect}-scatter-${Math.random()}`
       const due = new Map<string, number>()
       const ran = new Map<string, number[]>()
@@ -139,7 +141,7 @@ for (const dialect of dialects()) {
 
     it('retries a job that throws, with the attempt number', { timeout: 60000 }, async () => {
       const database = await freshDatabase(dialect, { ownDatabase: true })
-      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '2' }), { connect: { schema: database.schema, poolSize: 4 } })
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: '2' }), { connect: { schema: database.schema, poolSize: 4 }, extraTasks: tasks })
       try {
         await app.ready()
         const tag = `${dialect}-retry-${Math.random()}`
@@ -159,13 +161,13 @@ for (const dialect of dialects()) {
       const config = (workers: string) => loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: database.url, TANDEM_WORKERS: workers })
       const tag = `${dialect}-idle-${Math.random()}`
       try {
-        const idle = await buildApp(config('0'), { connect: { schema: database.schema, poolSize: 4 } })
+        const idle = await buildApp(config('0'), { connect: { schema: database.schema, poolSize: 4 }, extraTasks: tasks })
         await idle.ready()
         await enqueueJob(idle.database.db, 'test.record', { tag, value: 8 })
         await sleep(500)
         assert.equal(seen.get(tag), undefined)
         await idle.close()
-        const busy = await buildApp(config('2'), { connect: { schema: database.schema, poolSize: 4 } })
+        const busy = await buildApp(config('2'), { connect: { schema: database.schema, poolSize: 4 }, extraTasks: tasks })
         try {
           await busy.ready()
           await waitFor(() => (seen.get(tag) ?? []).length >= 1)

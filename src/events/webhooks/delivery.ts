@@ -6,7 +6,7 @@
 // The outcome of an attempt and the job of the next one are written in one transaction.
 import type { FastifyInstance } from 'fastify'
 import { Webhook as Signer } from 'standardwebhooks'
-import { enqueueJob, registerJobHandler } from '../../jobs/index.js'
+import { enqueueJob, type JobHandler, type JobPayloads } from '../../jobs/index.js'
 import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
@@ -141,7 +141,10 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
   })
 }
 
-registerJobHandler(DELIVER_JOB, async (payload: { deliveryId: string }, context) => attemptDelivery(context.app, payload.deliveryId, context.signal))
+/** The webhooks' part of the task list (src/task-list.ts). */
+export const webhookTasks: { [DELIVER_JOB]: JobHandler<JobPayloads[typeof DELIVER_JOB]> } = {
+  [DELIVER_JOB]: async ({ deliveryId }, { app, signal }) => attemptDelivery(app, deliveryId, signal),
+}
 
 /** Every `everyMs`, re-enqueues deliveries whose job died with its process (see requeueStalledDeliveries). */
 export function startStalledDeliverySweep(app: FastifyInstance, everyMs: number): { stop(): void } {
