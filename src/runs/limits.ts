@@ -7,8 +7,7 @@ export const MAX_ATTEMPTS_PER_PHASE = 50
 export const MAX_NOTE_LENGTH = 4000
 /** Bytes of a run's `input` as JSON (400 with a pointer past it). */
 export const MAX_INPUT_BYTES = 64 * 1024
-/** Bytes of one event's JSON; larger data is carried without its bulky fields and `truncated: true`. */
-export const MAX_EVENT_BYTES = 64 * 1024
+// Bytes of one event: MAX_EVENT_BYTES in src/events/store.ts (64 KiB), for every event type.
 /** Characters of a phase output's preview in a run's summary. */
 export const OUTPUT_PREVIEW_LENGTH = 500
 /** Runs one trigger call may start (issue 28); more matching cycles start none (409 too-many-runs). */

@@ -12,7 +12,7 @@ import { requireStream } from '../streams/store.js'
 import { CycleParams } from '../cycles/schemas.js'
 import { hashToken, newToken } from './machine.js'
 import { claimOldestTask, findRun, listRuns } from './store.js'
-import { cancel, decidePhase, fireTrigger, startRun, type Actor } from './service.js'
+import { cancel, checkRunInput, decidePhase, fireTrigger, startRun, type Actor } from './service.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { findAgent } from '../agents/store.js'
 import {
@@ -51,7 +51,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const started = await startRun({ settings }, trx, actorOf(request), {
           streamId: request.params.streamId,
           cycleId: request.params.cycleId.toLowerCase(),
-          input: (request.body.input ?? {}) as Record<string, unknown>,
+          input: checkRunInput((request.body.input ?? {}) as Record<string, unknown>),
         })
         reply.header('location', `/api/runs/${started.id}`)
         return started
@@ -80,7 +80,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         fireTrigger({ settings }, trx, actorOf(request), {
           streamId: request.params.streamId,
           triggerName: request.params.triggerName,
-          input: (request.body.input ?? {}) as Record<string, unknown>,
+          input: checkRunInput((request.body.input ?? {}) as Record<string, unknown>),
         }),
       )
       return reply.send(answer)

@@ -10,7 +10,9 @@ export const FINISHED_RUN_STATUSES: ReadonlyArray<RunStatus> = ['succeeded', 'fa
 export type RunStatus = (typeof RUN_STATUSES)[number]
 export type PhaseStatus = (typeof PHASE_STATUSES)[number]
 
-export const MAX_NOTE_LENGTH = 40000
+import { MAX_NOTE_LENGTH } from './limits.js'
+/** Characters of an agent's answer as plain `text`. */
+export const MAX_OUTPUT_TEXT_LENGTH = 40000
 export const MAX_DETAIL_LENGTH = 4000
 
 const JsonObject = Type.Object({}, { additionalProperties: true, description: 'any JSON object' })
@@ -115,7 +117,7 @@ export const TaskResultBody = Type.Object(
   {
     output: Type.Optional(
       Type.Object(
-        { text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })), content: Type.Optional(Content) },
+        { text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_OUTPUT_TEXT_LENGTH })), content: Type.Optional(Content) },
         { additionalProperties: false },
       ),
     ),

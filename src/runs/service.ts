@@ -12,8 +12,19 @@ import { cancelRun, createRun, decide, type Decider, type Transition } from './m
 import { findTriggeredCycles } from './store.js'
 import { withLockedRun } from './locked.js'
 import type { Run } from './schemas.js'
-import { MAX_RUNS_PER_TRIGGER } from './limits.js'
+import { MAX_INPUT_BYTES, MAX_RUNS_PER_TRIGGER } from './limits.js'
 
+
+/** A run's `input`, checked against its bound: a 400 naming /input past MAX_INPUT_BYTES of JSON. */
+export function checkRunInput(input: Record<string, unknown>): Record<string, unknown> {
+  const bytes = Buffer.byteLength(JSON.stringify(input))
+  if (bytes > MAX_INPUT_BYTES) {
+    throw new AppError('validation-error', 'The body has 1 problem; see errors.', [
+      { pointer: '/input', detail: `must be at most ${MAX_INPUT_BYTES} bytes as JSON (64 KiB); this one is ${bytes}` },
+    ])
+  }
+  return input
+}
 
 export interface RunDeps {
   settings: RunsConfig
