@@ -27,7 +27,7 @@ import { FINISHED_RUN_STATUSES } from './schemas.js'
 import { MAX_ATTEMPTS_PER_PHASE } from './limits.js'
 import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot } from './transitions.js'
 import { vaultOf, type Vault } from '../credentials/vault.js'
-import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import { DELIVER_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
@@ -71,8 +71,8 @@ export interface Transition {
  */
 async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
   checkTransition(event, before, run)
-  if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
-  else await updateRun(t.db, run)
+  // A new run's row exists already (createRun inserts it first: its first task refers to it).
+  await updateRun(t.db, run)
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)
 }
 
@@ -80,7 +80,7 @@ async function postMessage(t: Transition, run: Run, authorId: string, authorType
   return insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content, traceparent: t.traceparent })
 }
 
-/** A new run of a saved cycle: `queued`, its phases copied, a job to start it. */
+/** A new run of a saved cycle: its phases copied, its first phase begun (a cycle without phases succeeds at once). */
 export async function createRun(
   t: Transition,
   input: { cycle: SavedCycle; input: Record<string, unknown>; createdBy: string },
@@ -116,12 +116,16 @@ export async function createRun(
       finishedAt: null,
     })),
   }
+  // The first phase begins in the same transaction (no start job), and run.created shows the run begun.
+  await insertRun(t.db, t.workspaceId, run, t.traceparent)
+  run.startedAt = run.createdAt
+  run.status = 'running'
+  await beginPhase(t, run, 0, null)
   await persistRun(t, run, 'create', NEW_RUN)
-  await enqueueJob(t.db, START_JOB, { runId: run.id })
   return run
 }
 
-/** The start job: the first phase begins (a cycle without phases succeeds at once). */
+/** The start job of a run still `queued` (created before runs began in their request; kept for those). */
 export async function beginRun(t: Transition, run: Run): Promise<void> {
   if (run.status !== 'queued') return
   const before = snapshotOf(run)

@@ -13,7 +13,8 @@ type Moves<S extends string> = Partial<Record<S, readonly S[]>>
 
 /** Run status moves per event (`new`: the run did not exist). A status may stay as it is only where listed. */
 export const RUN_TRANSITIONS: Record<RunEvent, Moves<RunStatus | 'new'>> = {
-  create: { new: ['queued'] },
+  // A run begins its first phase in the transaction that creates it.
+  create: { new: ['running', 'waiting', 'succeeded', 'failed'] },
   start: { queued: ['running', 'waiting', 'succeeded', 'failed'] },
   answer: { running: ['running', 'waiting', 'succeeded', 'failed'] },
   fail: { running: ['failed'] },
@@ -25,7 +26,7 @@ const BEGIN: Moves<PhaseStatus> = { pending: ['running', 'awaiting_decision', 'f
 
 /** Phase status moves per event (a phase whose status does not change is not a move). */
 export const PHASE_TRANSITIONS: Record<RunEvent, Moves<PhaseStatus>> = {
-  create: {},
+  create: BEGIN,
   start: BEGIN,
   answer: { ...BEGIN, running: ['succeeded', 'awaiting_decision'] },
   fail: { running: ['failed'] },

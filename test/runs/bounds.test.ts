@@ -43,6 +43,7 @@ for (const dialect of dialects()) {
       const agentId = await createAgent(app, { endpointUrl: server.url })
       const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false }])
       const started = await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, { input: { ticket: 1 } })
+      assert.equal(started.statusCode, 201, started.body)
       const runId = started.json().id as string
       let run = await runIn(app, runId, 'waiting', 30000)
       const phaseId = run.phases[0].id as string
@@ -107,7 +108,7 @@ for (const dialect of dialects()) {
       const created = (page.json().data as Array<{ type: string; data: Record<string, unknown> }>).find((e) => e.type === 'run.created' && e.data.id === ok.json().id)!
       assert.equal(created.data.truncated, true)
       assert.equal(created.data.input, undefined)
-      assert.equal(created.data.status, 'queued')
+      assert.equal(created.data.status, 'running')
     })
   })
 }
