@@ -4,7 +4,7 @@
 //   JobPayloads (registry.ts)               every job name with its payload type; the handlers are one explicit
 //                                            task list (src/task-list.ts) given to createJobs. A handler that
 //                                            throws is retried with graphile-worker's back-off (e^attempt s, see
-//                                            sqlite.ts retryDelayMs; at most `maxAttempts`, default 25).
+//                                            src/net/backoff.ts JOB_RETRY_BACKOFF; at most `maxAttempts`, default 25).
 //   enqueueJob(trx, name, payload, { runAt?, jobKey?, maxAttempts? })
 //                                            adds a job INSIDE the caller's transaction: it exists only if the
 //                                            transaction commits. A `jobKey` replaces the pending job with that

@@ -7,6 +7,7 @@ import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import type { AnyTaskList } from './registry.js'
+import { JOB_RETRY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { JobTable } from './jobs.table.js'
 
 export type { JobTable }
@@ -18,7 +19,7 @@ type JobRow = Selectable<JobTable>
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** Graphile-worker's back-off, so that both databases retry alike: e^attempts seconds, at most e^10 (6 h). */
-export const retryDelayMs = (attempts: number) => Math.round(Math.exp(Math.min(attempts, 10)) * 1000)
+const retryDelayMs = (attempts: number) => backoffMs(JOB_RETRY_BACKOFF, attempts)
 
 export class SqliteJobWorker {
   private app: FastifyInstance | undefined

@@ -22,16 +22,10 @@ import { buildTaskPayload, publicBase } from './tasks.js'
 import { readAgentSecret } from './secrets.js'
 import { outboundClient } from './outbound.js'
 import { deadline } from '../net/deadline.js'
+import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
 
 const LEASE_MARGIN_MS = 5000
-const MAX_BACKOFF_MS = 10 * 60 * 1000
-
-/** Delay before delivery number `next` (2, 3, …): 1 s, 2 s, 4 s … plus up to 25 % jitter, or Retry-After if longer. */
-export function backoffMs(next: number, retryAfterMs?: number): number {
-  const base = Math.min(1000 * 2 ** (next - 2), MAX_BACKOFF_MS)
-  return Math.max(Math.round(base * (1 + Math.random() * 0.25)), retryAfterMs ?? 0)
-}
 
 export type Settlement = { output: AgentOutput } | { problem: RunProblem }
 
@@ -147,7 +141,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       }
       const next: DeliveryJob =
         outcome.kind === 'poll' ? { ...job, poll: outcome.state, dispatch: 1 } : { ...job, dispatch: job.dispatch + 1 }
-      const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(next.dispatch, outcome.retryAfterMs)
+      const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
         if (dialect === 'postgres') await releaseTaskLease(trx, task.id)
         await enqueueJob(trx, DELIVER_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })

@@ -114,11 +114,6 @@ export async function releaseTaskLease(db: Kysely<Database>, id: string): Promis
   await db.updateTable('run_tasks').set({ lease_until: null }).where('id', '=', id).execute()
 }
 
-/** SQLite start-up: leases belong to the process that stopped; its jobs run again in this one. */
-export async function releaseAllLeases(db: Kysely<Database>): Promise<void> {
-  await db.updateTable('run_tasks').set({ lease_until: null }).where('delivery', '=', 'push').where('lease_until', 'is not', null).execute()
-}
-
 /**
  * Claims the agent's oldest open claim task that is not leased (or whose lease ran out): a new token hash
  * and a lease until `until`. Compare-and-set on the previous lease, so two claimers never get one task.

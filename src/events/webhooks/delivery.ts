@@ -11,6 +11,7 @@ import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
 import { deadline } from '../../net/deadline.js'
+import { backoffMs } from '../../net/backoff.js'
 import { DELIVER_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
 export const MAX_ATTEMPTS = 8
@@ -118,7 +119,7 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
     }
     const error = outcome.error.slice(0, MAX_ERROR_LENGTH)
     if (attempt < MAX_ATTEMPTS) {
-      const runAt = new Date(Date.now() + app.config.webhookRetryBaseMs * 4 ** (attempt - 1))
+      const runAt = new Date(Date.now() + backoffMs({ baseMs: app.config.webhookRetryBaseMs, factor: 4 }, attempt))
       const retried = await base.set({ attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: runAt.toISOString(), updated_at: at }).executeTakeFirst()
       if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, DELIVER_JOB, { deliveryId: delivery.id }, { runAt, jobKey: deliveryJobKey(delivery.id) })
       return
