@@ -36,6 +36,8 @@ type PayloadOf<K extends string> = K extends keyof JobPayloads ? JobPayloads[K] 
 export interface EnqueueOptions {
   runAt?: Date
   jobKey?: string
+  /** The key is new (e.g. a new task's): no job can hold it, so there is nothing to replace (SQLite skips the look). */
+  newKey?: boolean
   maxAttempts?: number
 }
 
@@ -61,7 +63,7 @@ export async function enqueueJob<K extends string>(db: Kysely<Database>, name: K
     await sql`select ${sql.id(runtime.schema)}.add_job(${name}, ${JSON.stringify(payload)}::json, run_at => ${runAt.toISOString()}::timestamptz, job_key => ${options.jobKey ?? null}::text, max_attempts => ${maxAttempts}::int)`.execute(db)
     return
   }
-  await runtime.worker.enqueue(db, name, payload, runAt, options.jobKey ?? null, maxAttempts)
+  await runtime.worker.enqueue(db, name, payload, runAt, options.jobKey ?? null, maxAttempts, options.newKey ?? false)
 }
 
 export async function removeJob(db: Kysely<Database>, jobKey: string): Promise<void> {

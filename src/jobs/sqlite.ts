@@ -38,12 +38,12 @@ export class SqliteJobWorker {
     private readonly tasks: AnyTaskList,
   ) {}
 
-  async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number): Promise<void> {
+  async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number, newKey = false): Promise<void> {
     const row: JobRow = {
       id: newId(), name, payload: JSON.stringify(payload), run_at: runAt.toISOString(), attempts: 0, max_attempts: maxAttempts,
       job_key: jobKey, locked_at: null, last_error: null,
     }
-    if (jobKey !== null) {
+    if (jobKey !== null && !newKey) {
       const replaced = await db
         .updateTable('jobs')
         .set({ name, payload: row.payload, run_at: row.run_at, attempts: 0, max_attempts: maxAttempts, last_error: null })

@@ -180,10 +180,10 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     closed_at: null,
     traceparent: childOfStored(t.traceparent),
   })
-  await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { jobKey: timeoutKey(taskId), runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
+  await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
   if (delivery === 'push') {
     const job: DeliveryJob = { taskId, token: vaultOf(t.db).seal(token, tokenAad(taskId)), dispatch: 1 }
-    await enqueueJob(t.db, DELIVER_JOB, job, { jobKey: deliveryKey(taskId) })
+    await enqueueJob(t.db, DELIVER_JOB, job, { jobKey: deliveryKey(taskId), newKey: true })
   }
 }
 
