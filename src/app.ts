@@ -38,7 +38,8 @@ import { EventHub } from './events/hub.js'
 import { eventRoutes } from './events/routes.js'
 import { webhookRoutes } from './events/webhooks/routes.js'
 import { startRetention } from './events/retention.js'
-import { createJobs } from './jobs/index.js'
+import { createJobs, type AnyTaskList } from './jobs/index.js'
+import { taskList } from './task-list.js'
 import { runRoutes } from './runs/routes.js'
 import { reportRunMetrics } from './runs/metrics.js'
 import { taskResultRoutes } from './runs/task-routes.js'
@@ -77,6 +78,8 @@ export interface BuildOptions {
   drafter?: Drafter
   /** Where log lines go instead of stdout (tests search them for secrets). */
   logStream?: { write(line: string): void }
+  /** Jobs of a test's own, beside the service's task list. */
+  extraTasks?: AnyTaskList
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -143,6 +146,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const jobs = await createJobs(app.database, {
     concurrency: config.workers,
     databaseUrl: config.databaseUrl,
+    tasks: { ...options.extraTasks, ...taskList },
     ...(app.database.schema ? { schema: `${app.database.schema}_jobs` } : {}),
   })
   app.addHook('onReady', async () => jobs.start(app))

@@ -138,7 +138,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { workspaceId, principalId, role } = request.principal
       checkContentSize(request.body.content)
       // The edit and its message.edited event commit together.
-      const outcome = await db.transaction().execute((trx) =>
+      const outcome = await reply.withTransaction((trx) =>
         editMessage(trx, {
           id: request.params.id,
           workspaceId,

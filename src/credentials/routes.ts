@@ -22,8 +22,13 @@ export function credentialRoutes(vault: Vault): FastifyPluginAsyncTypebox {
         schema: { tags: ['credentials'], operationId: 'createCredential', summary: 'Create a credential (admins)', body: CreateCredentialBody, response: { 201: Credential, ...ProblemResponses } },
       },
       async (request, reply) => {
-        const credential = await insertCredential(db, vault, request.principal.workspaceId, request.body)
-        return reply.code(201).header('location', `/api/credentials/${credential.id}`).send(credential)
+        reply.code(201)
+        const credential = await reply.withTransaction(async (trx) => {
+          const created = await insertCredential(trx, vault, request.principal.workspaceId, request.body)
+          reply.header('location', `/api/credentials/${created.id}`)
+          return created
+        })
+        return reply.send(credential)
       },
     )
 

@@ -9,7 +9,7 @@ import { appendEvent } from '../events/store.js'
 
 type CycleRow = Selectable<CycleTable>
 
-function toCycle(row: CycleRow): SavedCycle {
+export function toCycle(row: CycleRow): SavedCycle {
   return {
     id: row.id,
     streamId: row.stream_id,

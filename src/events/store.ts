@@ -37,6 +37,25 @@ const insertRow = prepared(6, (db, streamId: Expression<string>, id: Expression<
   db.insertInto('stream_events').values({ stream_id: streamId, id, workspace_id: workspaceId, type, data, created_at: createdAt }),
 )
 
+/** No event is larger than this (its data as JSON, in bytes; RUNS.md "Events"). */
+export const MAX_EVENT_BYTES = 64 * 1024
+// What an event too large for the bound leaves out: the bulky fields of a message (its content and text), a
+// cycle (its phases) or a run (its input and phases). Clients read the whole resource with GET.
+const BULKY_FIELDS = ['content', 'text', 'input', 'phases', 'phasesTemplate', 'description']
+
+/** The event's data within MAX_EVENT_BYTES: as given, or without its bulky fields and with `truncated: true`. */
+export function boundEventData(data: unknown): { data: unknown; json: string } {
+  const json = JSON.stringify(data)
+  if (json.length <= MAX_EVENT_BYTES / 3 || Buffer.byteLength(json) <= MAX_EVENT_BYTES) return { data, json }
+  const slim: Record<string, unknown> = { ...(data as Record<string, unknown>), truncated: true }
+  for (const field of BULKY_FIELDS) delete slim[field]
+  let slimJson = JSON.stringify(slim)
+  if (Buffer.byteLength(slimJson) <= MAX_EVENT_BYTES) return { data: slim, json: slimJson }
+  const bare = { id: (data as { id?: unknown }).id, truncated: true }
+  slimJson = JSON.stringify(bare)
+  return { data: bare, json: slimJson }
+}
+
 /**
  * Appends an event to a stream. Call it with the transaction of the change it reports; `traceparent` is the
  * trace of that change (its request's span, or its run's; absent: none known), which the event's webhook
@@ -49,7 +68,8 @@ export async function appendEvent(
   const [head] = await bumpHead(db, input.streamId, input.workspaceId)
   const id = Number(head?.last_id)
   const createdAt = now()
-  const data = JSON.stringify(input.data)
+  const bounded = boundEventData(input.data)
+  const data = bounded.json
   await insertRow(db, input.streamId, id, input.workspaceId, input.type, data, createdAt)
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`select pg_notify(${EVENTS_CHANNEL}, ${`${input.streamId}:${id}`})`.execute(db)
@@ -57,7 +77,7 @@ export async function appendEvent(
     wakeLocally(input.streamId)
   }
   // The caller's data as stored (its JSON text): no parse back, the stores hand over plain objects they no longer change.
-  const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: input.data }
+  const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: bounded.data }
   await scheduleDeliveries(db, input.workspaceId, event, input.traceparent ?? null)
   return event
 }

@@ -21,6 +21,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** POST routes that create: they honour Idempotency-Key (and must write in `reply.withTransaction`). */
     idempotent?: boolean
+    /**
+     * Top-level fields of the answer that hold a secret shown once (a webhook's `secret`): the stored answer is
+     * kept without them, so no secret rests outside the vault, and a replay answers the resource without them.
+     */
+    withheldOnReplay?: string[]
   }
   interface FastifyRequest {
     /** The key this request holds, when it was sent with one. */
@@ -72,6 +77,16 @@ function requestHash(request: FastifyRequest): string {
   return request.server.vault.fingerprint(`${request.method} ${request.url}\n${JSON.stringify(request.body)}`)
 }
 
+/** The answer as stored for replays: without the route's secret-bearing fields (see `withheldOnReplay`). */
+function storedBody(reply: FastifyReply, serialized: string): string {
+  const withheld = reply.request.routeOptions.config.withheldOnReplay
+  if (!withheld || withheld.length === 0) return serialized
+  const body = JSON.parse(serialized) as Record<string, unknown>
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return serialized
+  for (const field of withheld) delete body[field]
+  return JSON.stringify(body)
+}
+
 function replayedHeaders(reply: FastifyReply): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': JSON_TYPE }
   for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name))
@@ -87,7 +102,7 @@ async function idempotency(app: FastifyInstance, options: IdempotencyOptions): P
       const result = await work(trx)
       if (claim && !claim.settled) {
         crashAt('idempotency:before-store')
-        const response: StoredResponse = { status: this.statusCode, headers: replayedHeaders(this), body: String(this.serialize(result)) }
+        const response: StoredResponse = { status: this.statusCode, headers: replayedHeaders(this), body: storedBody(this, String(this.serialize(result))) }
         if (!(await storeResponse(trx, claim.scope, claim.id, response))) {
           throw new AppError('conflict', `The request with the Idempotency-Key "${claim.scope.key}" took too long and was taken over by a retry; nothing was changed.`)
         }
@@ -144,7 +159,7 @@ async function idempotency(app: FastifyInstance, options: IdempotencyOptions): P
       return payload
     }
     if (reply.statusCode < 300) request.log.error({ url: request.url }, 'an idempotent route answered without reply.withTransaction: its response is stored outside the transaction')
-    await storeResponse(db, claim.scope, claim.id, { status: reply.statusCode, headers: replayedHeaders(reply), body: payload })
+    await storeResponse(db, claim.scope, claim.id, { status: reply.statusCode, headers: replayedHeaders(reply), body: storedBody(reply, payload) })
     return payload
   }
 

@@ -1,9 +1,10 @@
 // Durable background jobs: work that must happen even if the process dies (deliveries, time-outs, polls).
 //
 // API (for every feature):
-//   registerJobHandler(name, handler)       at module load; `handler(payload, context)` runs the job. Throwing
-//                                            retries it with exponential back-off (2^attempt s, at most
-//                                            `maxAttempts`, default 25), so a handler must be safe to run again.
+//   JobPayloads (registry.ts)               every job name with its payload type; the handlers are one explicit
+//                                            task list (src/task-list.ts) given to createJobs. A handler that
+//                                            throws is retried with graphile-worker's back-off (e^attempt s, see
+//                                            src/net/backoff.ts JOB_RETRY_BACKOFF; at most `maxAttempts`, default 25).
 //   enqueueJob(trx, name, payload, { runAt?, jobKey?, maxAttempts? })
 //                                            adds a job INSIDE the caller's transaction: it exists only if the
 //                                            transaction commits. A `jobKey` replaces the pending job with that
@@ -25,13 +26,18 @@ import pg from 'pg'
 import type { Database } from '../db/database.js'
 import type { Db } from '../db/connect.js'
 import { SqliteJobWorker } from './sqlite.js'
-import { handlers } from './registry.js'
+import type { AnyTaskList, JobPayloads } from './registry.js'
 
-export { registerJobHandler, type JobContext, type JobHandler } from './registry.js'
+export type { AnyTaskList, JobContext, JobHandler, JobName, JobPayloads, TaskList } from './registry.js'
+
+/** A known job's payload type, or anything for a job only a test defines. */
+type PayloadOf<K extends string> = K extends keyof JobPayloads ? JobPayloads[K] : unknown
 
 export interface EnqueueOptions {
   runAt?: Date
   jobKey?: string
+  /** The key is new (e.g. a new task's): no job can hold it, so there is nothing to replace (SQLite skips the look). */
+  newKey?: boolean
   maxAttempts?: number
 }
 
@@ -49,7 +55,7 @@ function runtimeOf(db: Kysely<Database>): Runtime {
   return runtime
 }
 
-export async function enqueueJob(db: Kysely<Database>, name: string, payload: unknown, options: EnqueueOptions = {}): Promise<void> {
+export async function enqueueJob<K extends string>(db: Kysely<Database>, name: K, payload: PayloadOf<K>, options: EnqueueOptions = {}): Promise<void> {
   const runtime = runtimeOf(db)
   const runAt = options.runAt ?? new Date()
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
@@ -57,7 +63,7 @@ export async function enqueueJob(db: Kysely<Database>, name: string, payload: un
     await sql`select ${sql.id(runtime.schema)}.add_job(${name}, ${JSON.stringify(payload)}::json, run_at => ${runAt.toISOString()}::timestamptz, job_key => ${options.jobKey ?? null}::text, max_attempts => ${maxAttempts}::int)`.execute(db)
     return
   }
-  await runtime.worker.enqueue(db, name, payload, runAt, options.jobKey ?? null, maxAttempts)
+  await runtime.worker.enqueue(db, name, payload, runAt, options.jobKey ?? null, maxAttempts, options.newKey ?? false)
 }
 
 export async function removeJob(db: Kysely<Database>, jobKey: string): Promise<void> {
@@ -78,6 +84,8 @@ export interface JobsOptions {
   schema?: string
   /** How often future jobs are looked for on PostgreSQL (new jobs arrive by LISTEN/NOTIFY at once). */
   pollIntervalMs?: number
+  /** The handlers, by job name (src/task-list.ts, plus a test's own). */
+  tasks: AnyTaskList
 }
 
 export interface Jobs {
@@ -111,7 +119,7 @@ function workerPool(connectionString: string, max: number): pg.Pool {
 export async function createJobs(database: Db, options: JobsOptions): Promise<Jobs> {
   const adapter = database.db.getExecutor().adapter
   if (database.dialect === 'sqlite') {
-    const worker = new SqliteJobWorker(database.db, options.concurrency)
+    const worker = new SqliteJobWorker(database.db, options.concurrency, options.tasks)
     runtimes.set(adapter, { kind: 'sqlite', worker })
     return { start: (app) => worker.start(app), stop: () => worker.stop() }
   }
@@ -139,9 +147,9 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
     async start(app) {
       if (options.concurrency === 0) return
       const taskList: TaskList = {}
-      for (const [name, handler] of handlers) {
+      for (const [name, handler] of Object.entries(options.tasks)) {
         taskList[name] = (payload, helpers) =>
-          handler(payload, { app, attempt: helpers.job.attempts, jobKey: helpers.job.key, signal: helpers.abortSignal })
+          handler(payload as never, { app, attempt: helpers.job.attempts, jobKey: helpers.job.key, signal: helpers.abortSignal })
       }
       pool = workerPool(options.databaseUrl, Math.min(options.concurrency + 2, 12))
       runner = await run({

@@ -1,5 +1,7 @@
-// The job handlers of the process, by name (see index.ts for the API).
+// What a job handler is, and the typed names of the service's jobs (see index.ts for the API). Handlers are
+// not registered by importing a module: app.ts hands the runners one explicit task list (src/task-list.ts).
 import type { FastifyInstance } from 'fastify'
+import type { DeliveryJob } from '../runs/jobs.js'
 
 export interface JobContext {
   app: FastifyInstance
@@ -10,17 +12,21 @@ export interface JobContext {
   signal: AbortSignal
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type JobHandler = (payload: any, context: JobContext) => Promise<void>
-
-export const handlers = new Map<string, JobHandler>()
-
-export function registerJobHandler(name: string, handler: JobHandler): void {
-  if (handlers.has(name) && handlers.get(name) !== handler) throw new Error(`job handler ${name} is registered twice`)
-  handlers.set(name, handler)
+/** Every job of the service by name, with its payload. */
+export interface JobPayloads {
+  'runs.start': { runId: string }
+  'runs.deliver': DeliveryJob
+  'runs.task-timeout': { taskId: string }
+  'webhook.deliver': { deliveryId: string }
 }
 
-export function jobHandler(name: string): JobHandler | undefined {
-  return handlers.get(name)
-}
+export type JobName = keyof JobPayloads
 
+/** A handler; throwing retries the job with back-off, so a handler must be safe to run again. */
+export type JobHandler<P = never> = (payload: P, context: JobContext) => Promise<void>
+
+/** The service's task list: one handler per job name, each typed by its payload (graphile-worker's taskList). */
+export type TaskList = { [K in JobName]: JobHandler<JobPayloads[K]> }
+
+/** The runners' view of a task list (payloads are JSON read back from the queue); tests may add their own jobs. */
+export type AnyTaskList = Record<string, JobHandler<never>>

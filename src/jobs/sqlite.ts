@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
-import { jobHandler } from './registry.js'
+import type { AnyTaskList } from './registry.js'
+import { JOB_RETRY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { JobTable } from './jobs.table.js'
 
 export type { JobTable }
@@ -18,7 +19,7 @@ type JobRow = Selectable<JobTable>
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** Graphile-worker's back-off, so that both databases retry alike: e^attempts seconds, at most e^10 (6 h). */
-export const retryDelayMs = (attempts: number) => Math.round(Math.exp(Math.min(attempts, 10)) * 1000)
+const retryDelayMs = (attempts: number) => backoffMs(JOB_RETRY_BACKOFF, attempts)
 
 export class SqliteJobWorker {
   private app: FastifyInstance | undefined
@@ -34,14 +35,15 @@ export class SqliteJobWorker {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly concurrency: number,
+    private readonly tasks: AnyTaskList,
   ) {}
 
-  async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number): Promise<void> {
+  async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number, newKey = false): Promise<void> {
     const row: JobRow = {
       id: newId(), name, payload: JSON.stringify(payload), run_at: runAt.toISOString(), attempts: 0, max_attempts: maxAttempts,
       job_key: jobKey, locked_at: null, last_error: null,
     }
-    if (jobKey !== null) {
+    if (jobKey !== null && !newKey) {
       const replaced = await db
         .updateTable('jobs')
         .set({ name, payload: row.payload, run_at: row.run_at, attempts: 0, max_attempts: maxAttempts, last_error: null })
@@ -105,7 +107,9 @@ export class SqliteJobWorker {
           void this.runJob(row)
         }
       }
-      if (!this.stopped) {
+      // At full concurrency the next wake-up comes from the job that ends (runJob's finally): a timer for a job
+      // already due would only spin.
+      if (!this.stopped && this.running < this.concurrency) {
         const next = await this.db.selectFrom('jobs').select('run_at').where('locked_at', 'is', null).orderBy('run_at').limit(1).executeTakeFirst()
         clearTimeout(this.timer)
         if (next) this.timer = setTimeout(() => this.wake(), Math.min(Math.max(Date.parse(next.run_at) - Date.now(), 0), MAX_TIMER_MS))
@@ -126,9 +130,9 @@ export class SqliteJobWorker {
   private async runJob(row: JobRow): Promise<void> {
     const attempt = row.attempts + 1
     try {
-      const handler = jobHandler(row.name)
+      const handler = Object.hasOwn(this.tasks, row.name) ? this.tasks[row.name] : undefined
       if (!handler) throw new Error(`no handler for job ${row.name}`)
-      await handler(JSON.parse(row.payload), { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
+      await handler(JSON.parse(row.payload) as never, { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
       await this.db.deleteFrom('jobs').where('id', '=', row.id).execute()
     } catch (error) {
       await this.recordFailure(row, attempt, error).catch((failure) => this.app?.log.error({ err: failure, job: row.name }, 'could not record a job failure'))

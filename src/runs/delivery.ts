@@ -10,26 +10,22 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { findAgent } from '../agents/store.js'
-import { enqueueJob, registerJobHandler, removeJob } from '../jobs/index.js'
+import { enqueueJob, removeJob } from '../jobs/index.js'
 import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
-import { DELIVER_JOB, START_JOB, TIMEOUT_JOB, phaseAnswered, phaseFailed, runProblem, startRun, taskToken, type DeliveryJob, type Transition } from './machine.js'
+import { phaseAnswered, phaseFailed, runProblem, taskToken, type Transition } from './machine.js'
+import { DELIVER_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { readAgentSecret } from './secrets.js'
 import { outboundClient } from './outbound.js'
+import { deadline } from '../net/deadline.js'
+import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
 
 const LEASE_MARGIN_MS = 5000
-const MAX_BACKOFF_MS = 10 * 60 * 1000
-
-/** Delay before delivery number `next` (2, 3, …): 1 s, 2 s, 4 s … plus up to 25 % jitter, or Retry-After if longer. */
-export function backoffMs(next: number, retryAfterMs?: number): number {
-  const base = Math.min(1000 * 2 ** (next - 2), MAX_BACKOFF_MS)
-  return Math.max(Math.round(base * (1 + Math.random() * 0.25)), retryAfterMs ?? 0)
-}
 
 export type Settlement = { output: AgentOutput } | { problem: RunProblem }
 
@@ -44,6 +40,7 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
     const locked = await lockRun(trx, task.run_id)
     if (!locked) return 'closed'
     if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed'
+    await removeJob(trx, timeoutKey(task.id))
     const t: Transition = { db: trx, workspaceId: locked.workspaceId, settings, traceparent: locked.traceparent }
     if ('output' in settlement) await phaseAnswered(t, locked.run, task.phase_run_id, settlement.output)
     else await phaseFailed(t, locked.run, task.phase_run_id, settlement.problem)
@@ -76,7 +73,8 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   if (reason) return unavailable(`The agent cannot be called: ${reason}.`)
   const payload = await buildTaskPayload(db, { task, token: taskToken(app.vault, job), run, agent, base: publicBase(app) })
   const timeoutMs = app.config.runs.dispatchTimeoutMs
-  const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)])
+  const limit = deadline(timeoutMs, shutdown)
+  const signal = limit.signal
   const client = outboundClient(app)
   // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
   const traceparent = childOfStored(task.traceparent)
@@ -93,15 +91,17 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
     if ((error as Error).name === 'EgressDeniedError') return { outcome: { kind: 'failed', code: 'egress-denied', detail: (error as Error).message }, secret }
     app.log.warn({ err: error, taskId: task.id, providerType: agent.providerType }, 'adapter threw; treated as a transient failure')
     return { outcome: { kind: 'retry', detail: `the adapter failed: ${(error as Error).message}` }, secret }
+  } finally {
+    limit.clear()
   }
 }
 
-async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
+export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
   const { db, dialect } = app.database
   const settings = app.config.runs
   const task = await findTask(db, job.taskId)
   if (!task || task.state !== 'open') return
-  const key = `deliver:${task.id}`
+  const key = deliveryKey(task.id)
   if (dialect === 'postgres') {
     const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
     const leased = await db.transaction().execute(async (trx) => {
@@ -141,7 +141,7 @@ async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: Abo
       }
       const next: DeliveryJob =
         outcome.kind === 'poll' ? { ...job, poll: outcome.state, dispatch: 1 } : { ...job, dispatch: job.dispatch + 1 }
-      const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(next.dispatch, outcome.retryAfterMs)
+      const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
         if (dialect === 'postgres') await releaseTaskLease(trx, task.id)
         await enqueueJob(trx, DELIVER_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
@@ -150,20 +150,3 @@ async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: Abo
     }
   }
 }
-
-registerJobHandler(START_JOB, async (payload: { runId: string }, context) => {
-  const { app } = context
-  await app.database.db.transaction().execute(async (trx) => {
-    const locked = await lockRun(trx, payload.runId)
-    if (!locked) return
-    await startRun({ db: trx, workspaceId: locked.workspaceId, settings: app.config.runs, traceparent: locked.traceparent }, locked.run)
-  })
-})
-
-registerJobHandler(DELIVER_JOB, async (job: DeliveryJob, context) => deliverTask(job, context.app, context.signal))
-
-registerJobHandler(TIMEOUT_JOB, async (payload: { taskId: string }, context) => {
-  const { app } = context
-  const seconds = app.config.runs.taskTimeoutS
-  await settleTask(app.database.db, app.config.runs, payload.taskId, { problem: runProblem('agent-timeout', `The agent did not answer within ${seconds} s (TANDEM_TASK_TIMEOUT_S).`) })
-})

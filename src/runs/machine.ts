@@ -3,8 +3,7 @@
 // (a task and its delivery job, a message) and ends with persistRun, which writes the run and appends its
 // event — so a state change, its work and its event commit together or not at all.
 //
-//   run:   queued → running ⇄ waiting → succeeded | failed | rejected | canceled
-//   phase: pending → running → awaiting_decision → succeeded | failed | canceled
+// Which moves are allowed is data, in transitions.ts, checked by persistRun.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -17,7 +16,7 @@ import { insertMessage } from '../chat/store.js'
 import { renderText } from '../chat/richtext.js'
 import type { Content } from '../chat/schemas.js'
 import { findAgent } from '../agents/store.js'
-import { enqueueJob } from '../jobs/index.js'
+import { enqueueJob, removeJob } from '../jobs/index.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import type { AgentOutput, ProblemCode } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
@@ -26,25 +25,10 @@ import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
 import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem, RunTrigger } from './schemas.js'
 import { FINISHED_RUN_STATUSES } from './schemas.js'
-import { vaultOf, type Sealed, type Vault } from '../credentials/vault.js'
-
-export const START_JOB = 'runs.start'
-export const DELIVER_JOB = 'runs.deliver'
-export const TIMEOUT_JOB = 'runs.task-timeout'
-
-/**
- * What a delivery job carries. The task's token lives here, sealed by the vault (and as a hash in run_tasks),
- * until the job is done: the job row never holds it in plaintext. (A plain string: a job enqueued before tokens
- * were sealed.)
- */
-export interface DeliveryJob {
-  taskId: string
-  token: Sealed | string
-  /** 1 for the first delivery; retries count up to TANDEM_DISPATCH_ATTEMPTS. */
-  dispatch: number
-  /** Set for a scheduled look at a vendor (an adapter's `poll` outcome). */
-  poll?: Record<string, unknown>
-}
+import { MAX_ATTEMPTS_PER_PHASE } from './limits.js'
+import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot } from './transitions.js'
+import { vaultOf, type Vault } from '../credentials/vault.js'
+import { DELIVER_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
@@ -82,18 +66,22 @@ export interface Transition {
   traceparent: string | null
 }
 
-/** The one place a run is written: the row and its event, in the caller's transaction. */
-async function persistRun(t: Transition, run: Run, created = false): Promise<void> {
-  if (created) await insertRun(t.db, t.workspaceId, run, t.traceparent)
-  else await updateRun(t.db, run)
-  await recordRunEvent(t.db, t.workspaceId, run, created ? 'run.created' : 'run.updated', t.traceparent)
+/**
+ * The one place a run is written: the move is checked against the transition tables (transitions.ts; an
+ * illegal one throws), then the row and its event, in the caller's transaction.
+ */
+async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
+  checkTransition(event, before, run)
+  // A new run's row exists already (createRun inserts it first: its first task refers to it).
+  await updateRun(t.db, run)
+  await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)
 }
 
 async function postMessage(t: Transition, run: Run, authorId: string, authorType: 'principal' | 'agent', content: Content) {
   return insertMessage(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, authorId, authorType, content, traceparent: t.traceparent, origin: { runId: run.id, cycleId: run.cycleId, depth: run.depth } })
 }
 
-/** A new run of a saved cycle: `queued`, its phases copied, a job to start it. */
+/** A new run of a saved cycle: its phases copied, its first phase begun (a cycle without phases succeeds at once). */
 export async function createRun(
   t: Transition,
   input: { cycle: SavedCycle; input: Record<string, unknown>; createdBy: string; trigger?: RunTrigger; depth?: number },
@@ -131,18 +119,23 @@ export async function createRun(
       finishedAt: null,
     })),
   }
-  await persistRun(t, run, true)
-  await enqueueJob(t.db, START_JOB, { runId: run.id })
+  // The first phase begins in the same transaction (no start job), and run.created shows the run begun.
+  await insertRun(t.db, t.workspaceId, run, t.traceparent)
+  run.startedAt = run.createdAt
+  run.status = 'running'
+  await beginPhase(t, run, 0, null)
+  await persistRun(t, run, 'create', NEW_RUN)
   return run
 }
 
-/** The start job: the first phase begins (a cycle without phases succeeds at once). */
-export async function startRun(t: Transition, run: Run): Promise<void> {
+/** The start job of a run still `queued` (created before runs began in their request; kept for those). */
+export async function beginRun(t: Transition, run: Run): Promise<void> {
   if (run.status !== 'queued') return
+  const before = snapshotOf(run)
   run.startedAt = now()
   run.status = 'running'
   await beginPhase(t, run, 0, null)
-  await persistRun(t, run)
+  await persistRun(t, run, 'start', before)
 }
 
 function finishRun(run: Run, status: Run['status'], error: RunProblem | null = null): void {
@@ -192,11 +185,16 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     closed_at: null,
     traceparent: childOfStored(t.traceparent),
   })
-  await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
+  await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
   if (delivery === 'push') {
     const job: DeliveryJob = { taskId, token: vaultOf(t.db).seal(token, tokenAad(taskId)), dispatch: 1 }
-    await enqueueJob(t.db, DELIVER_JOB, job, { jobKey: `deliver:${taskId}` })
+    await enqueueJob(t.db, DELIVER_JOB, job, { jobKey: deliveryKey(taskId), newKey: true })
   }
+}
+
+/** Closes the run's open tasks (a cancel, a failure) and removes their time-out jobs. */
+async function closeTasks(t: Transition, runId: string, at: string): Promise<void> {
+  for (const taskId of await closeOpenTasks(t.db, runId, 'canceled', at)) await removeJob(t.db, timeoutKey(taskId))
 }
 
 /** A phase fails, and with it the run (its error is the phase's problem). Does not persist. */
@@ -205,7 +203,7 @@ async function failPhase(t: Transition, run: Run, phase: PhaseRun, problem: RunP
   phase.error = problem
   phase.finishedAt = now()
   finishRun(run, 'failed', problem)
-  await closeOpenTasks(t.db, run.id, 'canceled', now())
+  await closeTasks(t, run.id, now())
 }
 
 async function succeedPhase(t: Transition, run: Run, phase: PhaseRun): Promise<void> {
@@ -218,6 +216,7 @@ async function succeedPhase(t: Transition, run: Run, phase: PhaseRun): Promise<v
 export async function phaseAnswered(t: Transition, run: Run, phaseRunId: string, output: AgentOutput): Promise<void> {
   const phase = run.phases.find((p) => p.id === phaseRunId)
   if (!phase || phase.status !== 'running' || isFinished(run)) return
+  const before = snapshotOf(run)
   const content = 'content' in output ? output.content : contentOf(output.text)
   const message = await postMessage(t, run, phase.agentId, 'agent', content)
   phase.output = { messageId: message.id, text: message.text }
@@ -226,15 +225,16 @@ export async function phaseAnswered(t: Transition, run: Run, phaseRunId: string,
     phase.status = 'awaiting_decision'
     run.status = 'waiting'
   }
-  await persistRun(t, run)
+  await persistRun(t, run, 'answer', before)
 }
 
 /** The phase's task failed (agent error, time-out, unreachable…): the phase and the run fail. */
 export async function phaseFailed(t: Transition, run: Run, phaseRunId: string, problem: RunProblem): Promise<void> {
   const phase = run.phases.find((p) => p.id === phaseRunId)
   if (!phase || phase.status !== 'running' || isFinished(run)) return
+  const before = snapshotOf(run)
   await failPhase(t, run, phase, problem)
-  await persistRun(t, run)
+  await persistRun(t, run, 'fail', before)
 }
 
 export interface Decider {
@@ -242,7 +242,7 @@ export interface Decider {
   handle: string | null
 }
 
-export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people'; detail: string }
+export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people' | 'too-many-attempts'; detail: string }
 
 /** approve / revise / reject on a phase awaiting a decision. The caller has checked who may decide. */
 export async function decide(t: Transition, run: Run, phase: PhaseRun, decision: 'approve' | 'revise' | 'reject', note: string | null, decider: Decider): Promise<DecisionOutcome> {
@@ -252,6 +252,10 @@ export async function decide(t: Transition, run: Run, phase: PhaseRun, decision:
   const people = phase.agentId === NIL_UUID
   if (decision === 'revise' && people) return { refused: 'revise-people', detail: 'A phase of people\'s work (no agent) cannot be revised: approve it, with a note as its output, or reject it.' }
   if (decision === 'revise' && note === null) return { refused: 'note-required', detail: '`revise` needs a `note` telling the agent what to change.' }
+  if (decision === 'revise' && phase.attempts >= MAX_ATTEMPTS_PER_PHASE) {
+    return { refused: 'too-many-attempts', detail: `Phase "${phase.phaseName}" has had ${phase.attempts} attempts, the most a phase may have (${MAX_ATTEMPTS_PER_PHASE}): approve or reject it.` }
+  }
+  const before = snapshotOf(run)
   phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now() })
   if (decision === 'approve') {
     if (people && note !== null) {
@@ -269,13 +273,14 @@ export async function decide(t: Transition, run: Run, phase: PhaseRun, decision:
     phase.error = problem
     finishRun(run, 'rejected', problem)
   }
-  await persistRun(t, run)
+  await persistRun(t, run, 'decide', before)
   return { ok: true }
 }
 
 /** Ends the run and every unfinished phase; open tasks are closed (a late answer is a 409). */
 export async function cancelRun(t: Transition, run: Run): Promise<boolean> {
   if (isFinished(run)) return false
+  const before = snapshotOf(run)
   const at = now()
   for (const phase of run.phases) {
     if (phase.status === 'pending' || phase.status === 'running' || phase.status === 'awaiting_decision') {
@@ -284,7 +289,7 @@ export async function cancelRun(t: Transition, run: Run): Promise<boolean> {
     }
   }
   finishRun(run, 'canceled')
-  await closeOpenTasks(t.db, run.id, 'canceled', at)
-  await persistRun(t, run)
+  await closeTasks(t, run.id, at)
+  await persistRun(t, run, 'cancel', before)
   return true
 }

@@ -1,6 +1,7 @@
 // /api runs: start (by hand or by trigger), list, read, cancel, decide; and the agents' claim of tasks.
-// Handlers check who may act and open the transaction; the state machine (machine.ts) does the rest.
+// Handlers validate, call one service function (service.ts) inside reply.withTransaction, and answer.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import { Page, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
@@ -9,17 +10,22 @@ import { traceparentFor } from '../http/trace.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleParams } from '../cycles/schemas.js'
-import { findCycle, listCyclesByTrigger } from '../cycles/store.js'
-import { cancelRun, createRun, decide, hashToken, newToken, type Transition } from './machine.js'
-import { claimOldestTask, findRun, listRuns, lockRun } from './store.js'
+import { hashToken, newToken } from './machine.js'
+import { claimOldestTask, findRun, listRuns } from './store.js'
+import { cancel, checkRunInput, decidePhase, fireTrigger, startRun, type Actor } from './service.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { findAgent } from '../agents/store.js'
-import { normalizeHandle } from '../principals/handles.js'
 import {
   ClaimBody, DecisionBody, DecisionParams, Run, RunIdParams, RunsQuery, StartRunBody, TaskPayloadSchema, TriggerParams, TriggerResult,
 } from './schemas.js'
 
 // Agent keys are refused by authentication on every route here but the claim (`config.agentKeys`).
+
+const actorOf = (request: FastifyRequest): Actor => ({
+  workspaceId: request.principal.workspaceId,
+  principalId: request.principal.principalId,
+  traceparent: traceparentFor(request),
+})
 
 export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
@@ -40,12 +46,17 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { workspaceId, principalId } = request.principal
-      const stream = await requireStream(db, workspaceId, request.params.streamId)
-      const cycle = await findCycle(db, workspaceId, stream.id, request.params.cycleId.toLowerCase())
-      if (!cycle) throw notFound('Cycle')
-      const run = await db.transaction().execute((trx) => createRun({ db: trx, workspaceId, settings, traceparent: traceparentFor(request) }, { cycle, input: (request.body.input ?? {}) as Record<string, unknown>, createdBy: principalId }))
-      return reply.code(201).header('location', `/api/runs/${run.id}`).send(run)
+      reply.code(201)
+      const run = await reply.withTransaction(async (trx) => {
+        const started = await startRun({ settings }, trx, actorOf(request), {
+          streamId: request.params.streamId,
+          cycleId: request.params.cycleId.toLowerCase(),
+          input: checkRunInput((request.body.input ?? {}) as Record<string, unknown>),
+        })
+        reply.header('location', `/api/runs/${started.id}`)
+        return started
+      })
+      return reply.send(run)
     },
   )
 
@@ -64,16 +75,15 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { workspaceId, principalId } = request.principal
-      const stream = await requireStream(db, workspaceId, request.params.streamId)
-      const cycles = await listCyclesByTrigger(db, workspaceId, stream.id, request.params.triggerName)
-      const runs = await db.transaction().execute(async (trx) => {
-        const t: Transition = { db: trx, workspaceId, settings, traceparent: traceparentFor(request) }
-        const started = []
-        for (const cycle of cycles) started.push(await createRun(t, { cycle, input: (request.body.input ?? {}) as Record<string, unknown>, createdBy: principalId }))
-        return started
-      })
-      return reply.code(202).send({ runs })
+      reply.code(202)
+      const answer = await reply.withTransaction((trx) =>
+        fireTrigger({ settings }, trx, actorOf(request), {
+          streamId: request.params.streamId,
+          triggerName: request.params.triggerName,
+          input: checkRunInput((request.body.input ?? {}) as Record<string, unknown>),
+        }),
+      )
+      return reply.send(answer)
     },
   )
 
@@ -120,18 +130,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Run, ...ProblemResponses },
       },
     },
-    async (request) => {
-      const { workspaceId } = request.principal
-      const runId = request.params.runId.toLowerCase()
-      return db.transaction().execute(async (trx) => {
-        const locked = await lockRun(trx, runId)
-        if (!locked || locked.workspaceId !== workspaceId) throw notFound('Run')
-        if (!(await cancelRun({ db: trx, workspaceId, settings, traceparent: locked.traceparent }, locked.run))) {
-          throw new AppError('run-finished', `The run has already finished (${locked.run.status}).`)
-        }
-        return locked.run
-      })
-    },
+    async (request, reply) => reply.withTransaction((trx) => cancel({ settings }, trx, actorOf(request), request.params.runId.toLowerCase())),
   )
 
   app.post(
@@ -149,29 +148,16 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Run, ...ProblemResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = request.principal
-      const { workspaceId } = request.principal
-      const runId = request.params.runId.toLowerCase()
-      const phaseRunId = request.params.phaseRunId.toLowerCase()
-      const { decision } = request.body
-      const note = request.body.note ?? null
-      return db.transaction().execute(async (trx) => {
-        const locked = await lockRun(trx, runId)
-        if (!locked || locked.workspaceId !== workspaceId) throw notFound('Run')
-        const phase = locked.run.phases.find((p) => p.id === phaseRunId)
-        if (!phase) throw notFound('Phase')
-        const pool = phase.operatorPool.map(normalizeHandle)
-        const allowed = pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : pool.includes(caller.handle)
-        if (!allowed) throw new AppError('forbidden', `Only ${pool.map((h) => `@${h}`).join(', ')} may decide phase "${phase.phaseName}".`)
-        const outcome = await decide({ db: trx, workspaceId, settings, traceparent: locked.traceparent }, locked.run, phase, decision, note, { principalId: caller.principalId, handle: caller.handle })
-        if ('refused' in outcome) {
-          if (outcome.refused === 'not-awaiting-decision') throw new AppError('not-awaiting-decision', outcome.detail)
-          const pointer = outcome.refused === 'note-required' ? '/note' : '/decision'
-          throw new AppError('unprocessable', outcome.detail, [{ pointer, detail: outcome.refused === 'note-required' ? 'is required to revise' : 'revise is not possible on people\'s work' }])
-        }
-        return locked.run
-      })
+      return reply.withTransaction((trx) =>
+        decidePhase({ settings }, trx, caller, {
+          runId: request.params.runId.toLowerCase(),
+          phaseRunId: request.params.phaseRunId.toLowerCase(),
+          decision: request.body.decision,
+          note: request.body.note ?? null,
+        }),
+      )
     },
   )
 

@@ -10,7 +10,9 @@ export const FINISHED_RUN_STATUSES: ReadonlyArray<RunStatus> = ['succeeded', 'fa
 export type RunStatus = (typeof RUN_STATUSES)[number]
 export type PhaseStatus = (typeof PHASE_STATUSES)[number]
 
-export const MAX_NOTE_LENGTH = 40000
+import { MAX_NOTE_LENGTH } from './limits.js'
+/** Characters of an agent's answer as plain `text`. */
+export const MAX_OUTPUT_TEXT_LENGTH = 40000
 export const MAX_DETAIL_LENGTH = 4000
 
 const JsonObject = Type.Object({}, { additionalProperties: true, description: 'any JSON object' })
@@ -87,7 +89,10 @@ export type Run = Static<typeof Run>
 export const StartRunBody = Type.Object({ input: Type.Optional(JsonObject) }, { additionalProperties: false, title: 'StartRun' })
 export type StartRunBody = Static<typeof StartRunBody>
 
-export const TriggerResult = Type.Object({ runs: Type.Array(Run) }, { title: 'TriggerResult' })
+export const TriggerResult = Type.Object(
+  { runs: Type.Array(Type.Object({ id: Uuid, status: StringEnum(RUN_STATUSES) }), { maxItems: 20, description: 'the runs started (at most 20); read each with GET /api/runs/{id}' }) },
+  { title: 'TriggerResult' },
+)
 
 export const RunIdParams = Type.Object({ runId: Uuid }, { additionalProperties: false })
 export const DecisionParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
@@ -122,7 +127,7 @@ export const TaskResultBody = Type.Object(
   {
     output: Type.Optional(
       Type.Object(
-        { text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })), content: Type.Optional(Content) },
+        { text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_OUTPUT_TEXT_LENGTH })), content: Type.Optional(Content) },
         { additionalProperties: false },
       ),
     ),

@@ -1,9 +1,12 @@
 // Run and task storage. A run is stored whole as the document GET returns (the state machine writes it, in
 // one place: machine.ts `persistRun`); `status` is a column beside it for the list filter. Tasks are rows of
 // their own: claims and results find them by id or by agent.
-import { PostgresAdapter, type Insertable, type Kysely, type Selectable, type Expression } from 'kysely'
+import { PostgresAdapter, sql, type Insertable, type Kysely, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
+import { sqliteDriverOf } from '../db/sqlite-driver.js'
+import { toCycle } from '../cycles/store.js'
+import type { SavedCycle } from '../cycles/schemas.js'
 import type { Run, RunStatus } from './schemas.js'
 import type { RunTable, RunTaskTable, TaskState } from './runs.table.js'
 
@@ -111,11 +114,6 @@ export async function releaseTaskLease(db: Kysely<Database>, id: string): Promis
   await db.updateTable('run_tasks').set({ lease_until: null }).where('id', '=', id).execute()
 }
 
-/** SQLite start-up: leases belong to the process that stopped; its jobs run again in this one. */
-export async function releaseAllLeases(db: Kysely<Database>): Promise<void> {
-  await db.updateTable('run_tasks').set({ lease_until: null }).where('delivery', '=', 'push').where('lease_until', 'is not', null).execute()
-}
-
 /**
  * Claims the agent's oldest open claim task that is not leased (or whose lease ran out): a new token hash
  * and a lease until `until`. Compare-and-set on the previous lease, so two claimers never get one task.
@@ -144,4 +142,29 @@ export async function claimOldestTask(db: Kysely<Database>, agentId: string, wor
     if (Number(result.numUpdatedRows) > 0) return { ...candidate, token_hash: tokenHash, lease_until: until }
   }
   return undefined
+}
+
+// Trigger names compare as JavaScript's toLowerCase() does (SQLite's own lower() folds ASCII only).
+const sqliteWithLower = new WeakSet<object>()
+function foldedTriggerName(db: Kysely<Database>) {
+  const driver = sqliteDriverOf(db)
+  if (driver && !sqliteWithLower.has(driver)) {
+    driver.raw.function('tandem_lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
+    sqliteWithLower.add(driver)
+  }
+  return driver ? sql<string>`tandem_lower(trigger_name)` : sql<string>`lower(trigger_name)`
+}
+
+/** The stream's saved cycles with this trigger name (case-insensitively), oldest first, at most `limit`: chosen in SQL. */
+export async function findTriggeredCycles(db: Kysely<Database>, workspaceId: string, streamId: string, triggerName: string, limit: number): Promise<SavedCycle[]> {
+  const rows = await db
+    .selectFrom('cycles')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('stream_id', '=', streamId)
+    .where(foldedTriggerName(db), '=', triggerName.toLowerCase())
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+  return rows.map(toCycle)
 }

@@ -33,10 +33,11 @@ for (const dialect of dialects()) {
     it('runs phases in order, posts outputs as agent messages, waits for decisions, revises with feedback and succeeds', async () => {
       const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: true, name: 'Triage' }, { agentId, autoAdvance: false, name: 'Reply' }])
       const started = await startRun(app, streamId, cycleId)
-      assert.equal(started.status, 'queued')
+      // The first phase begins in the request that starts the run.
+      assert.equal(started.status, 'running')
       assert.deepEqual(started.input, { ticket: 42 })
       assert.equal(started.phases.length, 2)
-      assert.ok(started.phases.every((p: any) => p.status === 'pending' && p.attempts === 0 && p.output === null))
+      assert.deepEqual(started.phases.map((p: any) => [p.status, p.attempts, p.output]), [['running', 1, null], ['pending', 0, null]])
 
       const waiting = await runIn(app, started.id, 'waiting')
       const [triage, reply] = waiting.phases

@@ -6,10 +6,12 @@
 // The outcome of an attempt and the job of the next one are written in one transaction.
 import type { FastifyInstance } from 'fastify'
 import { Webhook as Signer } from 'standardwebhooks'
-import { enqueueJob, registerJobHandler } from '../../jobs/index.js'
+import { enqueueJob, type JobHandler, type JobPayloads } from '../../jobs/index.js'
 import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
+import { deadline } from '../../net/deadline.js'
+import { backoffMs } from '../../net/backoff.js'
 import { DELIVER_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
 export const MAX_ATTEMPTS = 8
@@ -53,14 +55,14 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
     ...traceHeader(delivery.traceparent),
   }
   const timeoutMs = app.config.webhookTimeoutMs
-  const timeout = AbortSignal.timeout(timeoutMs)
+  const limit = deadline(timeoutMs, shutdown)
   try {
     const response = await guardOf(app).fetch(webhook.url, {
       method: 'POST',
       headers,
       body: delivery.payload,
       redirect: 'manual',
-      signal: AbortSignal.any([timeout, shutdown]),
+      signal: limit.signal,
     })
     // The body is not read: only the status counts (and a receiver that streams garbage cannot hold us).
     await response.body?.cancel().catch(() => undefined)
@@ -69,7 +71,9 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
     return { ok: false, status: response.status, error: `the endpoint answered ${response.status}` }
   } catch (error) {
     if (shutdown.aborted) throw error
-    return { ok: false, status: null, error: describeFailure(error, timeout.aborted, timeoutMs) }
+    return { ok: false, status: null, error: describeFailure(error, limit.expired, timeoutMs) }
+  } finally {
+    limit.clear()
   }
 }
 
@@ -115,7 +119,7 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
     }
     const error = outcome.error.slice(0, MAX_ERROR_LENGTH)
     if (attempt < MAX_ATTEMPTS) {
-      const runAt = new Date(Date.now() + app.config.webhookRetryBaseMs * 4 ** (attempt - 1))
+      const runAt = new Date(Date.now() + backoffMs({ baseMs: app.config.webhookRetryBaseMs, factor: 4 }, attempt))
       const retried = await base.set({ attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: runAt.toISOString(), updated_at: at }).executeTakeFirst()
       if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, DELIVER_JOB, { deliveryId: delivery.id }, { runAt, jobKey: deliveryJobKey(delivery.id) })
       return
@@ -138,7 +142,10 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
   })
 }
 
-registerJobHandler(DELIVER_JOB, async (payload: { deliveryId: string }, context) => attemptDelivery(context.app, payload.deliveryId, context.signal))
+/** The webhooks' part of the task list (src/task-list.ts). */
+export const webhookTasks: { [DELIVER_JOB]: JobHandler<JobPayloads[typeof DELIVER_JOB]> } = {
+  [DELIVER_JOB]: async ({ deliveryId }, { app, signal }) => attemptDelivery(app, deliveryId, signal),
+}
 
 /** Every `everyMs`, re-enqueues deliveries whose job died with its process (see requeueStalledDeliveries). */
 export function startStalledDeliverySweep(app: FastifyInstance, everyMs: number): { stop(): void } {

@@ -1,21 +1,16 @@
 // /api/webhooks: subscriptions to a workspace's events (admins only), their secrets and their deliveries.
-import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { IdParams, Page, PageQuery, ProblemResponses } from '../../http/schemas.js'
 import { decodeCursor, toPage } from '../../http/pagination.js'
 import { AppError, notFound } from '../../http/problem.js'
-import { newId } from '../../ids.js'
-import { findStream } from '../../streams/store.js'
 import { CreateWebhookBody, UpdateWebhookBody, Webhook, WebhookDelivery, WebhookWithSecret } from './schemas.js'
-import { deleteWebhook, findWebhookRow, insertWebhook, listDeliveries, listWebhooks, replaceWebhookSecret, toWebhook, updateWebhook } from './store.js'
+import { deleteWebhook, findWebhookRow, listDeliveries, listWebhooks, toWebhook, updateWebhook } from './store.js'
+import { createWebhook, rotateWebhookSecret } from './service.js'
 import { startStalledDeliverySweep } from './delivery.js'
 
 const ADMIN_ONLY = 'manage webhook subscriptions'
 const STALLED_SWEEP_MS = 10_000
-
-/** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
-const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
 
 export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
@@ -28,28 +23,31 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/webhooks',
     {
-      config: { idempotent: true, adminOnly: ADMIN_ONLY },
+      // The secret is not kept in the stored answer: a replay answers the subscription without it.
+      config: { idempotent: true, adminOnly: ADMIN_ONLY, withheldOnReplay: ['secret'] },
       schema: {
         tags: ['webhooks'],
         operationId: 'createWebhook',
         summary: 'Subscribe a URL to events (admins); the secret is shown only here',
+        description:
+          'Honours `Idempotency-Key`. The secret is shown in this answer only and never stored outside the vault: a replay of the same request ' +
+          '(`Idempotent-Replayed: true`) answers the subscription without `secret`; `rotate-secret` gives a new one.',
         body: CreateWebhookBody,
         response: { 201: WebhookWithSecret, ...ProblemResponses },
       },
     },
     async (request, reply) => {
       const { workspaceId } = request.principal
-      const { streamId } = request.body
-      if (streamId && !(await findStream(db, workspaceId, streamId))) {
-        throw new AppError('unprocessable', 'The subscription names a stream that does not exist.', [{ pointer: '/streamId', detail: 'is not a stream of this workspace' }])
-      }
       if (request.body.events.includes('*') && request.body.events.length > 1) {
         throw new AppError('validation-error', 'The body has 1 problem; see errors.', [{ pointer: '/events', detail: 'must be ["*"] alone or a list of event types' }])
       }
-      const id = newId()
-      const secret = newSecret()
-      const webhook = await db.transaction().execute((trx) => insertWebhook(trx, { id, workspaceId, body: request.body, secret: vault.seal(secret, id) }))
-      return reply.code(201).header('location', `/api/webhooks/${id}`).send({ ...webhook, secret })
+      reply.code(201)
+      const webhook = await reply.withTransaction(async (trx) => {
+        const created = await createWebhook({ vault }, trx, workspaceId, request.body)
+        reply.header('location', `/api/webhooks/${created.id}`)
+        return created
+      })
+      return reply.send(webhook)
     },
   )
 
@@ -91,12 +89,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Webhook, ...ProblemResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { events } = request.body
       if (events && events.includes('*') && events.length > 1) {
         throw new AppError('validation-error', 'The body has 1 problem; see errors.', [{ pointer: '/events', detail: 'must be ["*"] alone or a list of event types' }])
       }
-      const webhook = await db.transaction().execute((trx) => updateWebhook(trx, request.principal.workspaceId, request.params.id, request.body))
+      const webhook = await reply.withTransaction((trx) => updateWebhook(trx, request.principal.workspaceId, request.params.id, request.body))
       if (!webhook) throw notFound('Webhook')
       return webhook
     },
@@ -109,7 +107,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['webhooks'], operationId: 'deleteWebhook', summary: 'Delete a subscription and its deliveries (admins)', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...ProblemResponses } },
     },
     async (request, reply) => {
-      const deleted = await db.transaction().execute((trx) => deleteWebhook(trx, request.principal.workspaceId, request.params.id))
+      const deleted = await reply.withTransaction((trx) => deleteWebhook(trx, request.principal.workspaceId, request.params.id))
       if (!deleted) throw notFound('Webhook')
       return reply.code(204).send(null)
     },
@@ -127,12 +125,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: WebhookWithSecret, ...ProblemResponses },
       },
     },
-    async (request) => {
-      const id = request.params.id.toLowerCase()
-      const secret = newSecret()
-      const webhook = await db.transaction().execute((trx) => replaceWebhookSecret(trx, request.principal.workspaceId, id, vault.seal(secret, id)))
+    async (request, reply) => {
+      const webhook = await reply.withTransaction((trx) => rotateWebhookSecret({ vault }, trx, request.principal.workspaceId, request.params.id.toLowerCase()))
       if (!webhook) throw notFound('Webhook')
-      return { ...webhook, secret }
+      return webhook
     },
   )
 

@@ -72,4 +72,3 @@ export const WebhookDelivery = Type.Object(
 )
 export type WebhookDelivery = Static<typeof WebhookDelivery>
 
-export const WebhookIdParams = Type.Object({ id: Uuid }, { additionalProperties: false })

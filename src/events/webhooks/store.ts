@@ -18,7 +18,7 @@ export type { WebhookTable, WebhookDeliveryTable }
 export type WebhookRow = Selectable<WebhookTable>
 export type DeliveryRow = Selectable<WebhookDeliveryTable>
 
-export const DELIVER_JOB = 'webhook.deliver'
+export const DELIVER_JOB = 'webhook.deliver' as const
 export const deliveryJobKey = (deliveryId: string) => `webhook-delivery:${deliveryId}`
 
 export function toWebhook(row: WebhookRow): Webhook {

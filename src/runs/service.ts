@@ -1,0 +1,111 @@
+// The run engine's service layer: what the routes call, each function inside the caller's transaction (the
+// route's reply.withTransaction, which also stores an idempotent answer in it). A route validates, calls one of
+// these, and answers; the state machine (machine.ts) makes the moves.
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import type { RunsConfig } from '../config.js'
+import { AppError, notFound } from '../http/problem.js'
+import { normalizeHandle } from '../principals/handles.js'
+import { requireStream } from '../streams/store.js'
+import { findCycle } from '../cycles/store.js'
+import { cancelRun, createRun, decide, type Decider, type Transition } from './machine.js'
+import { findTriggeredCycles } from './store.js'
+import { withLockedRun } from './locked.js'
+import type { Run } from './schemas.js'
+import { MAX_INPUT_BYTES, MAX_RUNS_PER_TRIGGER } from './limits.js'
+
+
+/** A run's `input`, checked against its bound: a 400 naming /input past MAX_INPUT_BYTES of JSON. */
+export function checkRunInput(input: Record<string, unknown>): Record<string, unknown> {
+  const bytes = Buffer.byteLength(JSON.stringify(input))
+  if (bytes > MAX_INPUT_BYTES) {
+    throw new AppError('validation-error', 'The body has 1 problem; see errors.', [
+      { pointer: '/input', detail: `must be at most ${MAX_INPUT_BYTES} bytes as JSON (64 KiB); this one is ${bytes}` },
+    ])
+  }
+  return input
+}
+
+export interface RunDeps {
+  settings: RunsConfig
+}
+
+/** Who acts, in which workspace, and the trace of the request. */
+export interface Actor {
+  workspaceId: string
+  principalId: string
+  traceparent: string | null
+}
+
+const transition = (deps: RunDeps, trx: Kysely<Database>, actor: Actor): Transition => ({ db: trx, workspaceId: actor.workspaceId, settings: deps.settings, traceparent: actor.traceparent })
+
+/** A run of one saved cycle. */
+export async function startRun(deps: RunDeps, trx: Kysely<Database>, actor: Actor, input: { streamId: string; cycleId: string; input: Record<string, unknown> }): Promise<Run> {
+  const stream = await requireStream(trx, actor.workspaceId, input.streamId)
+  const cycle = await findCycle(trx, actor.workspaceId, stream.id, input.cycleId)
+  if (!cycle) throw notFound('Cycle')
+  return createRun(transition(deps, trx, actor), { cycle, input: input.input, createdBy: actor.principalId })
+}
+
+/**
+ * A run of every saved cycle of the stream with this trigger name, chosen in SQL. More than
+ * MAX_RUNS_PER_TRIGGER matching cycles start nothing: a 409 that names the bound (no partial fan-out).
+ */
+export async function fireTrigger(
+  deps: RunDeps,
+  trx: Kysely<Database>,
+  actor: Actor,
+  input: { streamId: string; triggerName: string; input: Record<string, unknown> },
+): Promise<{ runs: Array<{ id: string; status: Run['status'] }> }> {
+  const stream = await requireStream(trx, actor.workspaceId, input.streamId)
+  const cycles = await findTriggeredCycles(trx, actor.workspaceId, stream.id, input.triggerName, MAX_RUNS_PER_TRIGGER + 1)
+  if (cycles.length > MAX_RUNS_PER_TRIGGER) {
+    throw new AppError(
+      'too-many-runs',
+      `More than ${MAX_RUNS_PER_TRIGGER} saved cycles of this stream have the trigger name "${input.triggerName}"; one trigger starts at most ${MAX_RUNS_PER_TRIGGER} runs. Rename or delete some of them. No run was started.`,
+    )
+  }
+  const t = transition(deps, trx, actor)
+  const runs = []
+  for (const cycle of cycles) {
+    const run = await createRun(t, { cycle, input: input.input, createdBy: actor.principalId })
+    runs.push({ id: run.id, status: run.status })
+  }
+  return { runs }
+}
+
+/** Cancels a run of the workspace: its unfinished phases and open tasks end. */
+export async function cancel(deps: RunDeps, trx: Kysely<Database>, actor: Actor, runId: string): Promise<Run> {
+  const outcome = await withLockedRun(trx, deps.settings, runId, actor.workspaceId, async (t, run) => {
+    if (!(await cancelRun(t, run))) throw new AppError('run-finished', `The run has already finished (${run.status}).`)
+    return run
+  })
+  if (!outcome) throw notFound('Run')
+  return outcome
+}
+
+/** An operator's decision on a phase awaiting one; who may decide is checked here. */
+export async function decidePhase(
+  deps: RunDeps,
+  trx: Kysely<Database>,
+  caller: { workspaceId: string; role: string } & Decider,
+  input: { runId: string; phaseRunId: string; decision: 'approve' | 'revise' | 'reject'; note: string | null },
+): Promise<Run> {
+  const outcome = await withLockedRun(trx, deps.settings, input.runId, caller.workspaceId, async (t, run) => {
+    const phase = run.phases.find((p) => p.id === input.phaseRunId)
+    if (!phase) throw notFound('Phase')
+    const pool = phase.operatorPool.map(normalizeHandle)
+    const allowed = pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : pool.includes(caller.handle as string)
+    if (!allowed) throw new AppError('forbidden', `Only ${pool.map((h) => `@${h}`).join(', ')} may decide phase "${phase.phaseName}".`)
+    const result = await decide(t, run, phase, input.decision, input.note, { principalId: caller.principalId, handle: caller.handle })
+    if ('refused' in result) {
+      if (result.refused === 'not-awaiting-decision') throw new AppError('not-awaiting-decision', result.detail)
+      if (result.refused === 'too-many-attempts') throw new AppError('too-many-attempts', result.detail)
+      const pointer = result.refused === 'note-required' ? '/note' : '/decision'
+      throw new AppError('unprocessable', result.detail, [{ pointer, detail: result.refused === 'note-required' ? 'is required to revise' : 'revise is not possible on people\'s work' }])
+    }
+    return run
+  })
+  if (!outcome) throw notFound('Run')
+  return outcome
+}
