@@ -46,7 +46,6 @@ import { taskResultRoutes } from './runs/task-routes.js'
 import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
 import { sharedRateLimitStore } from './http/rate-limit-store.js'
-import { registerOperatorJobs } from './triggers/jobs.js'
 import { inboxRoutes } from './inbox/routes.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
@@ -141,7 +140,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // The whole server (docs and console too): a rebinding page or a proxy must not reach any of it.
     app.addHook('onRequest', (request, _reply, done) => done(refuseInLocalMode(request.headers) ?? undefined))
   }
-  registerOperatorJobs()
   // Tests give each PostgreSQL schema its own graphile-worker schema beside it.
   const jobs = await createJobs(app.database, {
     concurrency: config.workers,

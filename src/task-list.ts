@@ -3,5 +3,6 @@
 import type { TaskList } from './jobs/index.js'
 import { runTasks } from './runs/handlers.js'
 import { webhookTasks } from './events/webhooks/delivery.js'
+import { operatorTasks } from './triggers/jobs.js'
 
-export const taskList: TaskList = { ...runTasks, ...webhookTasks }
+export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks }

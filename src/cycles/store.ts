@@ -54,9 +54,3 @@ export async function listCycles(db: Kysely<Database>, workspaceId: string, stre
   return rows.map(toCycle)
 }
 
-/** The stream's saved cycles whose triggerName equals `triggerName`, case-insensitively, oldest first. */
-export async function listCyclesByTrigger(db: Kysely<Database>, workspaceId: string, streamId: string, triggerName: string): Promise<SavedCycle[]> {
-  const wanted = triggerName.toLowerCase()
-  const rows = await db.selectFrom('cycles').selectAll().where('workspace_id', '=', workspaceId).where('stream_id', '=', streamId).orderBy('id').execute()
-  return rows.filter((row) => row.trigger_name.toLowerCase() === wanted).map(toCycle)
-}

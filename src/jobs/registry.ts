@@ -2,6 +2,8 @@
 // not registered by importing a module: app.ts hands the runners one explicit task list (src/task-list.ts).
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryJob } from '../runs/jobs.js'
+import type { ScheduleJob } from '../schedules/firing.js'
+import type { MessageTriggerJob } from '../triggers/message-triggers.js'
 
 export interface JobContext {
   app: FastifyInstance
@@ -18,6 +20,8 @@ export interface JobPayloads {
   'runs.deliver': DeliveryJob
   'runs.task-timeout': { taskId: string }
   'webhook.deliver': { deliveryId: string }
+  'schedules.fire': ScheduleJob
+  'triggers.message': MessageTriggerJob
 }
 
 export type JobName = keyof JobPayloads

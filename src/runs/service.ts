@@ -12,6 +12,7 @@ import { cancelRun, createRun, decide, type Decider, type Transition } from './m
 import { findTriggeredCycles } from './store.js'
 import { withLockedRun } from './locked.js'
 import type { Run } from './schemas.js'
+import type { SavedCycle } from '../cycles/schemas.js'
 import { MAX_INPUT_BYTES, MAX_RUNS_PER_TRIGGER } from './limits.js'
 
 
@@ -48,9 +49,21 @@ export async function startRun(deps: RunDeps, trx: Kysely<Database>, actor: Acto
 }
 
 /**
- * A run of every saved cycle of the stream with this trigger name, chosen in SQL. More than
- * MAX_RUNS_PER_TRIGGER matching cycles start nothing: a 409 that names the bound (no partial fan-out).
+ * The saved cycles of the stream with this trigger name, chosen in SQL. More than MAX_RUNS_PER_TRIGGER matching
+ * cycles is a 409 that names the bound, thrown before anything is written (no partial fan-out).
  */
+export async function triggeredCycles(trx: Kysely<Database>, workspaceId: string, streamId: string, triggerName: string): Promise<SavedCycle[]> {
+  const cycles = await findTriggeredCycles(trx, workspaceId, streamId, triggerName, MAX_RUNS_PER_TRIGGER + 1)
+  if (cycles.length > MAX_RUNS_PER_TRIGGER) {
+    throw new AppError(
+      'too-many-runs',
+      `More than ${MAX_RUNS_PER_TRIGGER} saved cycles of this stream have the trigger name "${triggerName}"; one trigger starts at most ${MAX_RUNS_PER_TRIGGER} runs. Rename or delete some of them. No run was started.`,
+    )
+  }
+  return cycles
+}
+
+/** A run of every saved cycle of the stream with this trigger name (at most MAX_RUNS_PER_TRIGGER). */
 export async function fireTrigger(
   deps: RunDeps,
   trx: Kysely<Database>,
@@ -58,13 +71,7 @@ export async function fireTrigger(
   input: { streamId: string; triggerName: string; input: Record<string, unknown> },
 ): Promise<{ runs: Array<{ id: string; status: Run['status'] }> }> {
   const stream = await requireStream(trx, actor.workspaceId, input.streamId)
-  const cycles = await findTriggeredCycles(trx, actor.workspaceId, stream.id, input.triggerName, MAX_RUNS_PER_TRIGGER + 1)
-  if (cycles.length > MAX_RUNS_PER_TRIGGER) {
-    throw new AppError(
-      'too-many-runs',
-      `More than ${MAX_RUNS_PER_TRIGGER} saved cycles of this stream have the trigger name "${input.triggerName}"; one trigger starts at most ${MAX_RUNS_PER_TRIGGER} runs. Rename or delete some of them. No run was started.`,
-    )
-  }
+  const cycles = await triggeredCycles(trx, actor.workspaceId, stream.id, input.triggerName)
   const t = transition(deps, trx, actor)
   const runs = []
   for (const cycle of cycles) {

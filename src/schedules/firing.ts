@@ -8,7 +8,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { enqueueJob, removeJob } from '../jobs/index.js'
-import { fireStreamTrigger, type FireDeps } from '../triggers/fire.js'
+import { fireStreamTriggerInJob, type JobFireDeps } from '../triggers/fire.js'
 import { latestTick, nextTick } from './cron.js'
 import type { ScheduleRow } from './store.js'
 
@@ -40,7 +40,7 @@ export function nextRunAfter(row: Pick<ScheduleRow, 'cron' | 'timezone'>, after:
 }
 
 /** The job: fires the tick if the schedule still waits for it; then waits for the first tick after now. */
-export async function fireSchedule(deps: FireDeps, db: Kysely<Database>, job: ScheduleJob): Promise<void> {
+export async function fireSchedule(deps: JobFireDeps, db: Kysely<Database>, job: ScheduleJob): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('schedules').selectAll().where('id', '=', job.scheduleId).executeTakeFirst()
     if (!row || Number(row.enabled) !== 1 || row.next_run_at !== job.tick) return
@@ -54,7 +54,7 @@ export async function fireSchedule(deps: FireDeps, db: Kysely<Database>, job: Sc
       .where('enabled', '=', 1)
       .executeTakeFirst()
     if (Number(moved.numUpdatedRows) === 0) return
-    await fireStreamTrigger(deps, trx, {
+    await fireStreamTriggerInJob(deps, trx, {
       workspaceId: row.workspace_id,
       streamId: row.stream_id,
       triggerName: row.trigger_name,

@@ -1,17 +1,12 @@
-// The background jobs of schedules and message triggers: plain functions with typed payloads, declared in this
-// one task list and registered once by buildApp (registerOperatorJobs), so they can join the engine's list.
+// The background jobs of schedules and message triggers: their part of the service's task list (src/task-list.ts).
 import type { FastifyInstance } from 'fastify'
-import { registerJobHandler, type JobContext } from '../jobs/index.js'
-import { fireSchedule, SCHEDULE_JOB, type ScheduleJob } from '../schedules/firing.js'
-import { fireMessageTriggers, MESSAGE_TRIGGER_JOB, type MessageTriggerJob } from './message-triggers.js'
+import type { JobHandler, JobPayloads } from '../jobs/index.js'
+import { fireSchedule, SCHEDULE_JOB } from '../schedules/firing.js'
+import { fireMessageTriggers, MESSAGE_TRIGGER_JOB } from './message-triggers.js'
 
-const depsOf = (app: FastifyInstance) => ({ settings: app.config.runs })
+const depsOf = (app: FastifyInstance) => ({ settings: app.config.runs, log: app.log })
 
-export const operatorTasks = {
-  [SCHEDULE_JOB]: (payload: ScheduleJob, context: JobContext) => fireSchedule(depsOf(context.app), context.app.database.db, payload),
-  [MESSAGE_TRIGGER_JOB]: (payload: MessageTriggerJob, context: JobContext) => fireMessageTriggers(depsOf(context.app), context.app.database.db, payload),
-}
-
-export function registerOperatorJobs(): void {
-  for (const [name, task] of Object.entries(operatorTasks)) registerJobHandler(name, task)
+export const operatorTasks: { [K in typeof SCHEDULE_JOB | typeof MESSAGE_TRIGGER_JOB]: JobHandler<JobPayloads[K]> } = {
+  [SCHEDULE_JOB]: async (payload, context) => fireSchedule(depsOf(context.app), context.app.database.db, payload),
+  [MESSAGE_TRIGGER_JOB]: async (payload, context) => fireMessageTriggers(depsOf(context.app), context.app.database.db, payload),
 }

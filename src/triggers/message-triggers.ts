@@ -9,7 +9,7 @@ import { enqueueJob } from '../jobs/index.js'
 import type { Message } from '../chat/schemas.js'
 import { findMessage } from '../chat/store.js'
 import type { MessageTriggerTable } from './operators.table.js'
-import { fireStreamTrigger, type FireDeps } from './fire.js'
+import { fireStreamTriggerInJob, type JobFireDeps } from './fire.js'
 
 export const MESSAGE_TRIGGER_JOB = 'triggers.message'
 /** A message written by a run this deep fires nothing. */
@@ -114,7 +114,7 @@ export async function queueMessageTriggers(db: Kysely<Database>, workspaceId: st
 }
 
 /** The job: fires each matched trigger once (a trigger name once, however many triggers name it). */
-export async function fireMessageTriggers(deps: FireDeps, db: Kysely<Database>, job: MessageTriggerJob): Promise<void> {
+export async function fireMessageTriggers(deps: JobFireDeps, db: Kysely<Database>, job: MessageTriggerJob): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const pass = await trx.insertInto('message_trigger_passes').values({ message_id: job.messageId, created_at: now() }).onConflict((oc) => oc.doNothing()).returning('message_id').executeTakeFirst()
     if (!pass) return
@@ -127,7 +127,7 @@ export async function fireMessageTriggers(deps: FireDeps, db: Kysely<Database>, 
       const name = trigger.triggerName.toLowerCase()
       if (fired.has(name)) continue
       fired.add(name)
-      await fireStreamTrigger(deps, trx, {
+      await fireStreamTriggerInJob(deps, trx, {
         workspaceId: job.workspaceId,
         streamId: trigger.streamId,
         triggerName: trigger.triggerName,

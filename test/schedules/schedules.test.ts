@@ -93,7 +93,7 @@ for (const dialect of dialects()) {
       const { streamId } = await waitingStream(app, 'twice')
       const schedule = (await send(app, 'POST', `/api/streams/${streamId}/schedules`, { triggerName: 'twice', cron: '0 0 1 1 *' })).json()
       const job = { scheduleId: schedule.id, tick: schedule.nextRunAt }
-      const deps = { settings: app.config.runs }
+      const deps = { settings: app.config.runs, log: app.log }
       await Promise.all([fireSchedule(deps, app.database.db, job), fireSchedule(deps, app.database.db, job)])
       await fireSchedule(deps, app.database.db, job)
       const runs = await runsOf(app, streamId)
@@ -124,7 +124,7 @@ for (const dialect of dialects()) {
       assert.equal(read.lastRunAt, (stale[0] as Date).toISOString(), 'fired as the latest missed tick')
       assert.ok(Date.parse(read.nextRunAt) > Date.now() - 1000)
       // The old tick's job, should it still run (a crash after the commit), starts nothing.
-      await fireSchedule({ settings: app.config.runs }, app.database.db, { scheduleId: schedule.id, tick: oldest })
+      await fireSchedule({ settings: app.config.runs, log: app.log }, app.database.db, { scheduleId: schedule.id, tick: oldest })
       assert.equal((await runsOf(app, streamId)).length, 1)
     })
 
