@@ -55,6 +55,9 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'x-accel-buffering': 'no',
       })
       raw.flushHeaders()
+      // Counted with the stream feeds in tandem_sse_clients.
+      app.metrics.sseClients.inc()
+      raw.once('close', () => app.metrics.sseClients.dec())
       const connection = new InboxConnection(raw, db, app.events, request.principal, { keepAliveMs: app.config.sseKeepAliveMs, maxBufferBytes: app.config.sseMaxBufferBytes }, request.log)
       if (raw.destroyed) connection.close()
     },
