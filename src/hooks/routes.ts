@@ -88,11 +88,13 @@ function headerOf(value: string | string[] | undefined): string {
 
 /** The Standard Webhooks library's reasons, in the caller's words. */
 function unverified(error: WebhookVerificationError): AppError {
-  const reason = /timestamp/i.test(error.message)
+  const reason = /timestamp too/i.test(error.message)
     ? 'its webhook-timestamp is more than 5 minutes away from this server\'s clock'
-    : /header/i.test(error.message)
-      ? 'it lacks a webhook-id, webhook-timestamp or webhook-signature header'
-      : 'no webhook-signature matches the body signed with this hook\'s secret'
+    : /invalid signature headers/i.test(error.message)
+      ? 'its webhook-timestamp is not a number of seconds since 1970'
+      : /header/i.test(error.message)
+        ? 'it lacks a webhook-id, webhook-timestamp or webhook-signature header'
+        : 'no webhook-signature matches the body signed with this hook\'s secret'
   return new AppError('unauthorized', `The call is not signed for this hook: ${reason}.`)
 }
 
