@@ -3,7 +3,7 @@
 // instead of when a run stalls on it.
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { normalizeHandle } from '../principals/handles.js'
+import { HANDLE_MAX, normalizeHandle } from '../principals/handles.js'
 import type { Phase, Warning } from './schemas.js'
 
 export async function poolWarnings(db: Kysely<Database>, workspaceId: string, phases: Array<Pick<Phase, 'id' | 'phaseName' | 'operatorPool'>>): Promise<Warning[]> {
@@ -17,7 +17,7 @@ export async function poolWarnings(db: Kysely<Database>, workspaceId: string, ph
     const unknown = pool.filter((handle) => !known.has(handle))
     const consequence = unknown.length === pool.length ? 'no one can decide this phase yet' : 'only the rest of the pool can decide it'
     for (const handle of unknown) {
-      warnings.push({ code: 'unknown-operator', detail: `No one in this workspace has the handle @${handle} (phase "${phase.phaseName.slice(0, 60)}"): ${consequence}.`, phaseId: phase.id })
+      warnings.push({ code: 'unknown-operator', detail: `No one in this workspace has the handle @${handle.slice(0, HANDLE_MAX)} (phase "${phase.phaseName.slice(0, 60)}"): ${consequence}.`, phaseId: phase.id })
     }
   }
   return warnings

@@ -67,7 +67,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         schema: {
           tags: ['cycles'],
           operationId: 'saveCycle', summary: 'Save a cycle definition',
-          description: 'Answers the saved cycle with `warnings`: one per phase and operatorPool handle that no principal of the workspace has (the cycle is saved all the same).',
+          description: 'Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has: one per phase and handle (the cycle is saved all the same).',
           params: StreamIdParams,
           body: CycleDefinition,
           response: { 201: SavedCycleAnswer, ...ProblemResponses },
@@ -92,7 +92,9 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
           const cycle = await insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases }, traceparentFor(request))
           reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`)
-          return { ...cycle, warnings: await poolWarnings(trx, workspaceId, phases) }
+          // Only when there is something to say, so that the answer is otherwise the cycle as GET returns it.
+          const warnings = await poolWarnings(trx, workspaceId, phases)
+          return warnings.length > 0 ? { ...cycle, warnings } : cycle
         })
         return reply.send(cycle)
       },

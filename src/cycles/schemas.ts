@@ -94,7 +94,7 @@ export type SavedCycle = Static<typeof SavedCycle>
 /** POST …/cycles answers the saved cycle and what may stop it (an operatorPool handle no one has). */
 export const SavedCycleAnswer = Type.Object({
   ...SavedCycle.properties,
-  warnings: Type.Array(Warning, { description: 'one per phase and operatorPool handle that no principal of the workspace has' }),
+  warnings: Type.Optional(Type.Array(Warning, { minItems: 1, description: 'present when an operatorPool names a handle that no principal of the workspace has: one per phase and handle' })),
 }, { title: 'SavedCycleAnswer' })
 
 export const CycleParams = Type.Object({ streamId: Uuid, cycleId: Uuid }, { additionalProperties: false })

@@ -13,7 +13,7 @@ import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { publicBase } from '../runs/tasks.js'
 import { fireStreamTrigger } from '../triggers/fire.js'
-import { invalid, MAX_INPUT_BYTES, TriggerName } from '../triggers/schemas.js'
+import { invalid, MAX_INPUT_BYTES, requireRoomOnStream, TriggerName } from '../triggers/schemas.js'
 import { claimReceipt, deleteHook, findHook, hookSecret, insertHook, listHooks, recordAnswer, toHook } from './store.js'
 
 const ADMIN_ONLY = 'manage inbound hooks'
@@ -47,6 +47,7 @@ export const hookAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { workspaceId, principalId } = request.principal
       const created = await db.transaction().execute(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
+        await requireRoomOnStream(trx, 'inbound_hooks', stream.id, 'inbound hooks')
         return insertHook(trx, app.vault, { workspaceId, streamId: stream.id, triggerName: request.body.triggerName, createdBy: principalId })
       })
       return reply.code(201).send({ ...toHook(created.row, publicBase(app)), secret: created.secret })
@@ -87,11 +88,13 @@ function headerOf(value: string | string[] | undefined): string {
 
 /** The Standard Webhooks library's reasons, in the caller's words. */
 function unverified(error: WebhookVerificationError): AppError {
-  const reason = /timestamp/i.test(error.message)
+  const reason = /timestamp too/i.test(error.message)
     ? 'its webhook-timestamp is more than 5 minutes away from this server\'s clock'
-    : /header/i.test(error.message)
-      ? 'it lacks a webhook-id, webhook-timestamp or webhook-signature header'
-      : 'no webhook-signature matches the body signed with this hook\'s secret'
+    : /invalid signature headers/i.test(error.message)
+      ? 'its webhook-timestamp is not a number of seconds since 1970'
+      : /header/i.test(error.message)
+        ? 'it lacks a webhook-id, webhook-timestamp or webhook-signature header'
+        : 'no webhook-signature matches the body signed with this hook\'s secret'
   return new AppError('unauthorized', `The call is not signed for this hook: ${reason}.`)
 }
 

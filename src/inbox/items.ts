@@ -52,6 +52,28 @@ function decisionItem(run: Run, phase: PhaseRun, context: Context): InboxItem {
   }
 }
 
+/** What the items of these waiting phases show beside the run: stream names, output times, live claims. */
+async function contextOf(db: Kysely<Database>, waiting: Array<[Run, PhaseRun]>): Promise<Context> {
+  const streamIds = [...new Set(waiting.map(([run]) => run.streamId))]
+  const messageIds = waiting.flatMap(([, phase]) => (phase.output ? [phase.output.messageId] : []))
+  const phaseIds = waiting.map(([, phase]) => phase.id)
+  const [streams, messages, claims] = await Promise.all([
+    db.selectFrom('streams').select(['id', 'name']).where('id', 'in', streamIds).execute(),
+    messageIds.length ? db.selectFrom('messages').select(['id', 'created_at']).where('id', 'in', messageIds).execute() : [],
+    db.selectFrom('inbox_claims').select(['phase_run_id', 'handle']).where('phase_run_id', 'in', phaseIds).where('expires_at', '>', new Date().toISOString()).execute(),
+  ])
+  return {
+    streams: new Map(streams.map((s) => [s.id, s.name])),
+    messages: new Map(messages.map((m) => [m.id, m.created_at])),
+    claims: new Map(claims.map((c) => [c.phase_run_id, c.handle])),
+  }
+}
+
+/** The item of one phase awaiting a decision (the claim routes answer it without reading the whole inbox). */
+export async function decisionItemOf(db: Kysely<Database>, run: Run, phase: PhaseRun): Promise<InboxItem> {
+  return decisionItem(run, phase, await contextOf(db, [[run, phase]]))
+}
+
 /** Every decision waiting in the workspace that `caller` may act on. */
 async function decisionItems(db: Kysely<Database>, caller: Caller): Promise<InboxItem[]> {
   const rows = await db.selectFrom('runs').select('document').where('workspace_id', '=', caller.workspaceId).where('status', '=', 'waiting').orderBy('id').limit(MAX_WAITING_RUNS).execute()
@@ -61,19 +83,7 @@ async function decisionItems(db: Kysely<Database>, caller: Caller): Promise<Inbo
     for (const phase of run.phases) if (phase.status === 'awaiting_decision' && mayDecide(caller, phase)) waiting.push([run, phase])
   }
   if (waiting.length === 0) return []
-  const streamIds = [...new Set(waiting.map(([run]) => run.streamId))]
-  const messageIds = waiting.flatMap(([, phase]) => (phase.output ? [phase.output.messageId] : []))
-  const phaseIds = waiting.map(([, phase]) => phase.id)
-  const [streams, messages, claims] = await Promise.all([
-    db.selectFrom('streams').select(['id', 'name']).where('id', 'in', streamIds).execute(),
-    messageIds.length ? db.selectFrom('messages').select(['id', 'created_at']).where('id', 'in', messageIds).execute() : [],
-    db.selectFrom('inbox_claims').select(['phase_run_id', 'handle']).where('phase_run_id', 'in', phaseIds).where('expires_at', '>', new Date().toISOString()).execute(),
-  ])
-  const context: Context = {
-    streams: new Map(streams.map((s) => [s.id, s.name])),
-    messages: new Map(messages.map((m) => [m.id, m.created_at])),
-    claims: new Map(claims.map((c) => [c.phase_run_id, c.handle])),
-  }
+  const context = await contextOf(db, waiting)
   return waiting.map(([run, phase]) => decisionItem(run, phase, context))
 }
 

@@ -7,7 +7,7 @@ import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
 import { findRun } from '../runs/store.js'
 import { claimItem, releaseItem } from './claims.js'
-import { inboxOf, itemKey, mayDecide, sortKey } from './items.js'
+import { decisionItemOf, inboxOf, mayDecide, sortKey } from './items.js'
 import { InboxConnection } from './live.js'
 import { ClaimParams, InboxItem } from './schemas.js'
 
@@ -55,6 +55,9 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'x-accel-buffering': 'no',
       })
       raw.flushHeaders()
+      // Counted with the stream feeds in tandem_sse_clients.
+      app.metrics.sseClients.inc()
+      raw.once('close', () => app.metrics.sseClients.dec())
       const connection = new InboxConnection(raw, db, app.events, request.principal, { keepAliveMs: app.config.sseKeepAliveMs, maxBufferBytes: app.config.sseMaxBufferBytes }, request.log)
       if (raw.destroyed) connection.close()
     },
@@ -87,9 +90,7 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const caller = request.principal
       const { run, phase } = await itemFor(request)
       await claimItem(db, { workspaceId: caller.workspaceId, runId: run.id, phaseRunId: phase.id, principalId: caller.principalId, handle: caller.handle, ttlS: claimTtlS })
-      const item = (await inboxOf(db, caller)).find((candidate) => itemKey(candidate) === `decision:${phase.id}:`)
-      if (!item) throw new AppError('not-awaiting-decision', `Phase "${phase.phaseName}" is no longer awaiting a decision.`)
-      return item
+      return decisionItemOf(db, run, phase)
     },
   )
 

@@ -8,7 +8,7 @@ import { notFound, type FieldError } from '../http/problem.js'
 import { newId, now } from '../ids.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
-import { inputTooLarge, invalid } from '../triggers/schemas.js'
+import { inputTooLarge, invalid, requireRoomOnStream } from '../triggers/schemas.js'
 import { canonicalTimezone, checkCron } from './cron.js'
 import { armSchedule, disarmSchedule, nextRunAfter } from './firing.js'
 import { CreateScheduleBody, Schedule, UpdateScheduleBody } from './schemas.js'
@@ -50,6 +50,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { timezone } = checkSchedule({ cron: body.cron, timezone: body.timezone ?? 'UTC', input })
       const schedule = await db.transaction().execute(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
+        await requireRoomOnStream(trx, 'schedules', stream.id, 'schedules')
         const at = now()
         const enabled = body.enabled ?? true
         const row: ScheduleRow = {

@@ -6,7 +6,7 @@ import { notFound } from '../http/problem.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { deleteMessageTrigger, insertMessageTrigger, listMessageTriggers } from './message-triggers.js'
-import { invalid, TriggerName } from './schemas.js'
+import { invalid, requireRoomOnStream, TriggerName } from './schemas.js'
 
 const AUTHOR_TYPES = ['principal', 'agent'] as const
 
@@ -59,6 +59,7 @@ export const messageTriggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const trigger = await db.transaction().execute(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
+        await requireRoomOnStream(trx, 'message_triggers', stream.id, 'message triggers')
         return insertMessageTrigger(trx, { workspaceId, streamId: stream.id, triggerName: body.triggerName, match: { mention: mention ?? null, prefix: prefix ?? null, authorType: authorType ?? null }, createdBy: principalId })
       })
       return reply.code(201).send(trigger)

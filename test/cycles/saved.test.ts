@@ -72,6 +72,11 @@ for (const dialect of dialects()) {
       assert.match(warnings[0].detail, /only the rest of the pool can decide it/)
       assert.match(warnings[1].detail, /no one can decide this phase yet/)
       assert.equal((await send(app, 'GET', `/api/cycles/streams/${streamId}/cycles/${id}`)).json().warnings, undefined, 'warnings belong to the save, not the cycle')
+      const clean = await save({ triggerName: 'clean', description: 'd', phasesTemplate: [{ ...phase(9), operatorPool: ['@MARIA'] }] })
+      assert.equal(clean.json().warnings, undefined, 'no warnings: the answer is the cycle as GET returns it')
+      assert.deepEqual(clean.json(), (await send(app, 'GET', clean.headers.location as string)).json())
+      const long = await save({ triggerName: 'long', description: 'd', phasesTemplate: [{ ...phase(1), operatorPool: ['x'.repeat(200)] }] })
+      assert.match(long.json().warnings[0].detail, new RegExp(`@${'x'.repeat(64)} `), 'a handle is quoted to its 64 characters, no more')
     })
 
     it('unknown streams and cycles are 404', async () => {

@@ -79,17 +79,19 @@ for (const dialect of dialects()) {
       const body = JSON.stringify({ a: 1 })
       const wrongSecret = `whsec_${randomBytes(24).toString('base64')}`
       const stale = new Date(Date.now() - 6 * 60 * 1000)
-      const cases: Array<[string, Record<string, string>]> = [
-        ['wrong secret', signed(wrongSecret, body)],
-        ['another hook\'s secret', signed(other.secret, body)],
-        ['stale', signed(hook.secret, body, { at: stale })],
-        ['from the future', signed(hook.secret, body, { at: new Date(Date.now() + 6 * 60 * 1000) })],
-        ['unsigned', { 'content-type': 'application/json' }],
-        ['body changed', signed(hook.secret, JSON.stringify({ a: 2 }))],
+      const cases: Array<[string, Record<string, string>, RegExp]> = [
+        ['wrong secret', signed(wrongSecret, body), /no webhook-signature matches/],
+        ['another hook\'s secret', signed(other.secret, body), /no webhook-signature matches/],
+        ['stale', signed(hook.secret, body, { at: stale }), /more than 5 minutes away/],
+        ['from the future', signed(hook.secret, body, { at: new Date(Date.now() + 6 * 60 * 1000) }), /more than 5 minutes away/],
+        ['unsigned', { 'content-type': 'application/json' }, /lacks a webhook-id/],
+        ['a timestamp that is not a number', { ...signed(hook.secret, body), 'webhook-timestamp': 'yesterday' }, /is not a number of seconds/],
+        ['body changed', signed(hook.secret, JSON.stringify({ a: 2 })), /no webhook-signature matches/],
       ]
-      for (const [what, headers] of cases) {
+      for (const [what, headers, reason] of cases) {
         const res = await call(hook.id, body, headers)
         assert.equal(res.statusCode, 401, what)
+        assert.match(res.json().detail, reason, what)
         assert.equal(res.json().status, 401)
         assert.ok(!res.body.includes(hook.secret.slice(6)), 'no secret in the answer')
       }

@@ -137,6 +137,7 @@ for (const dialect of dialects()) {
       })().catch(() => {})
       try {
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === before.id), 10000, 'the current item')
+        assert.equal((await app.metrics.sseClients.get()).values[0]?.value, 1, 'counted in tandem_sse_clients')
         const added = await startWaiting(['maria'], 'live-new')
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === added.id), 10000, 'inbox.added')
         // A claim (longer than this file's 1 s TTL) changes the item: the next read sends it again, claimed.
@@ -152,6 +153,7 @@ for (const dialect of dialects()) {
         controller.abort()
         await reading
       }
+      await waitFor(async () => (await app.metrics.sseClients.get()).values[0]?.value === 0, 5000, 'the feed to be uncounted')
     })
   })
 }
