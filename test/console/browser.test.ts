@@ -471,6 +471,7 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('button', { name: 'Create agent' }).click()
         const listed = page.getByRole('listitem').filter({ hasText: 'Ticket triage' })
         await listed.getByRole('img', { name: 'Ticket triage' }).waitFor(WAIT)
+        assert.equal(await page.getByLabel('Avatar').inputValue(), '', 'the emptied form forgets the file too')
         const [created] = (await send(app, 'GET', '/api/agents')).json().data
         assert.equal(created.templateId, 'builtin:claude-triage')
         assert.equal(created.providerType, 'claude')
@@ -756,7 +757,7 @@ test('the console in Chromium', async (t) => {
 
       // The docs' pictures (docs/console.md): copied from this run's screenshots with TANDEM_UPDATE_SCREENSHOT=1.
       if (shots && process.env.TANDEM_UPDATE_SCREENSHOT === '1') {
-        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark' }
+        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark' }
         for (const [target, source] of Object.entries(pictures)) if (existsSync(`${ARTEFACTS}/${source}.png`)) copyFileSync(`${ARTEFACTS}/${source}.png`, `docs/${target}`)
       }
 

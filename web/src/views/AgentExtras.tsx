@@ -1,6 +1,6 @@
 // Pieces of the agent form that speak to newer APIs: the templates to start from (GET /api/agent-templates)
 // and the avatar, uploaded as an asset (POST /api/assets with the image as the raw body) whose id the agent keeps.
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { useMutation, useQuery } from '@tanstack/react-query'
 import { api, ApiError, authorize, unwrap, type Asset, type Problem } from '../api/client'
 import { Avatar } from '../agents'
@@ -40,6 +40,13 @@ export function AvatarUpload({ agentId, name, assetId, serverError, onChange }: 
 }) {
   const [inputKey, setInputKey] = useState(0)
   const upload = useMutation({ mutationFn: uploadAsset, onSuccess: (asset) => onChange(asset.id) })
+  const { reset } = upload
+  // The form was emptied (an agent created) or the avatar removed: the file input forgets its file too.
+  useEffect(() => {
+    if (assetId) return
+    setInputKey((k) => k + 1)
+    reset()
+  }, [assetId, reset])
   const id = serverError.input.id
   const uploadError = upload.error ? describeError(upload.error) : null
   const describedBy = uploadError ? `${id}-upload-error` : serverError.describedBy
@@ -57,7 +64,7 @@ export function AvatarUpload({ agentId, name, assetId, serverError, onChange }: 
           }}
         />
         {assetId ? (
-          <button type="button" className="ghost small" onClick={() => { onChange(''); upload.reset(); setInputKey((k) => k + 1) }}>Remove avatar</button>
+          <button type="button" className="ghost small" onClick={() => onChange('')}>Remove avatar</button>
         ) : null}
       </div>
       {upload.isPending ? <small className="muted" aria-live="polite">Uploading…</small> : null}
