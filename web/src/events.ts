@@ -1,13 +1,63 @@
-// Live updates of a stream: GET /api/streams/{id}/events as Server-Sent Events, read with fetch (so the API
-// key goes in a header, which EventSource cannot send) and eventsource-parser. Each event refreshes the
-// queries it touches; a lost connection resumes after the last event id. Where the service has no events
-// endpoint (404), the stream's queries are polled instead.
+// Live updates as Server-Sent Events, read with fetch (so the API key goes in a header, which EventSource
+// cannot send) and eventsource-parser; a lost connection resumes after the last event id, with back-off.
+// A stream's events (GET /api/streams/{id}/events) refresh the queries they touch; where the service has no
+// events endpoint (404), the stream's queries are polled instead. The inbox follows GET /api/me/inbox/events
+// the same way (inbox.tsx).
 import { useEffect, useState } from 'react'
 import { useQueryClient, type QueryClient } from '@tanstack/react-query'
-import { createParser } from 'eventsource-parser'
+import { createParser, type EventSourceMessage } from 'eventsource-parser'
 import { authorize } from './api/client'
 
 export const POLL_INTERVAL_MS = 2000
+
+export interface EventStreamHandlers {
+  /** Connected (again): what was missed while away is for the caller to read. */
+  onOpen?: () => void
+  onEvent: (event: EventSourceMessage) => void
+  /** The service has no such stream (404, 405): following stops. */
+  onUnavailable?: () => void
+  /** The connection failed or ended; it is tried again. */
+  onLost?: () => void
+}
+
+/** Follows `path` until `signal` aborts. `resume` sends Last-Event-ID after a lost connection. */
+export async function followEventStream(path: string, signal: AbortSignal, handlers: EventStreamHandlers, resume = true): Promise<void> {
+  let lastId: string | undefined
+  let delay = 1000
+  while (!signal.aborted) {
+    try {
+      const headers = new Headers({ accept: 'text/event-stream' })
+      if (lastId && resume) headers.set('last-event-id', lastId)
+      authorize(headers)
+      const response = await fetch(path, { headers, signal })
+      if (response.status === 404 || response.status === 405) {
+        handlers.onUnavailable?.()
+        return
+      }
+      if (!response.ok || !response.body) throw new Error(`events: ${response.status}`)
+      handlers.onOpen?.()
+      delay = 1000
+      const parser = createParser({
+        onEvent: (event) => {
+          if (event.id) lastId = event.id
+          handlers.onEvent(event)
+        },
+      })
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        parser.feed(value)
+      }
+      handlers.onLost?.()
+    } catch {
+      if (signal.aborted) return
+      handlers.onLost?.()
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay))
+    delay = Math.min(delay * 2, 30000)
+  }
+}
 
 function refresh(queryClient: QueryClient, streamId: string, type: string) {
   if (type.startsWith('message.')) void queryClient.invalidateQueries({ queryKey: ['messages', streamId] })
@@ -21,43 +71,12 @@ export function useStreamEvents(streamId: string): number | false {
   const [polling, setPolling] = useState(false)
   useEffect(() => {
     const abort = new AbortController()
-    let lastId: string | undefined
-    let delay = 1000
-    const follow = async () => {
-      while (!abort.signal.aborted) {
-        try {
-          const headers = new Headers({ accept: 'text/event-stream' })
-          if (lastId) headers.set('last-event-id', lastId)
-          authorize(headers)
-          const response = await fetch(`/api/streams/${streamId}/events`, { headers, signal: abort.signal })
-          if (response.status === 404 || response.status === 405) {
-            setPolling(true)
-            return
-          }
-          if (!response.ok || !response.body) throw new Error(`events: ${response.status}`)
-          setPolling(false)
-          delay = 1000
-          const parser = createParser({
-            onEvent: (event) => {
-              if (event.id) lastId = event.id
-              refresh(queryClient, streamId, event.event ?? '')
-            },
-          })
-          const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
-          for (;;) {
-            const { done, value } = await reader.read()
-            if (done) break
-            parser.feed(value)
-          }
-        } catch {
-          if (abort.signal.aborted) return
-          setPolling(true)
-        }
-        await new Promise((resolve) => setTimeout(resolve, delay))
-        delay = Math.min(delay * 2, 30000)
-      }
-    }
-    void follow()
+    void followEventStream(`/api/streams/${streamId}/events`, abort.signal, {
+      onOpen: () => setPolling(false),
+      onEvent: (event) => refresh(queryClient, streamId, event.event ?? ''),
+      onUnavailable: () => setPolling(true),
+      onLost: () => setPolling(true),
+    })
     return () => abort.abort()
   }, [queryClient, streamId])
   return polling ? POLL_INTERVAL_MS : false

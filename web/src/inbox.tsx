@@ -1,10 +1,12 @@
 // The inbox (OPERATORS.md): what waits for me across streams, soonest deadline first, and its count in the
-// header. GET /api/me/inbox is newer than this console's typed client, so it is read untyped; a Tandem
-// without it (404) shows no inbox at all rather than an empty one.
-import { useState } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+// header, kept live by GET /api/me/inbox/events (read with fetch, as the stream's events are: EventSource cannot
+// send the key). A Tandem without an inbox (404, or 403 for an agent's key) shows no inbox at all rather than
+// an empty one.
+import { useEffect, useState } from 'react'
+import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query'
 import { Link } from 'wouter'
 import { api, ApiError, request, unwrap } from './api/client'
+import { followEventStream } from './events'
 import { Badge, Empty, ErrorMessage, Loading, RelativeTime, useField } from './ui'
 
 export interface InboxItem {
@@ -15,7 +17,59 @@ export interface InboxItem {
   escalated: boolean; claimedBy: string | null; approvals: { have: number; need: number }
 }
 
+// Re-read while the live feed is down; a slow re-read while it is up only heals a missed change.
 const INBOX_POLL_MS = 15000
+const INBOX_LIVE_POLL_MS = 60000
+let inboxLive = false
+
+const sameItem = (a: InboxItem, b: InboxItem) => a.kind === b.kind && a.phaseRunId === b.phaseRunId && a.callId === b.callId
+const nextDeadline = (item: InboxItem) => [item.remindAt, item.escalateAt, item.expireAt].filter((d): d is string => d !== null).sort()[0]
+
+/** The API's order: soonest deadline first (items with one before items without), then the longest waiting. */
+function inApiOrder(items: InboxItem[]): InboxItem[] {
+  return [...items].sort((a, b) => {
+    const [da, db] = [nextDeadline(a), nextDeadline(b)]
+    if (da !== db) return da === undefined ? 1 : db === undefined ? -1 : da.localeCompare(db)
+    return a.waitingSince.localeCompare(b.waitingSince)
+  })
+}
+
+/** inbox.added replaces the item with the same kind, phaseRunId and callId (or adds it); inbox.removed drops it. */
+function applyInboxEvent(queryClient: QueryClient, type: string, data: string) {
+  let item: InboxItem
+  try {
+    item = JSON.parse(data) as InboxItem
+  } catch {
+    return
+  }
+  queryClient.setQueryData<InboxItem[] | null>(['inbox'], (items) => {
+    if (!items) return items
+    const others = items.filter((i) => !sameItem(i, item))
+    return type === 'inbox.added' ? inApiOrder([...others, item]) : type === 'inbox.removed' ? others : items
+  })
+}
+
+/** Follows GET /api/me/inbox/events while this Tandem has an inbox; on each (re)connection the list is read again. */
+function useInboxEvents(enabled: boolean) {
+  const queryClient = useQueryClient()
+  useEffect(() => {
+    if (!enabled) return
+    const abort = new AbortController()
+    void followEventStream('/api/me/inbox/events', abort.signal, {
+      onOpen: () => {
+        inboxLive = true
+        void queryClient.invalidateQueries({ queryKey: ['inbox'] })
+      },
+      onEvent: (event) => applyInboxEvent(queryClient, event.event ?? '', event.data),
+      onUnavailable: () => { inboxLive = false },
+      onLost: () => { inboxLive = false },
+    }, false)
+    return () => {
+      inboxLive = false
+      abort.abort()
+    }
+  }, [enabled, queryClient])
+}
 
 /** The caller's inbox (first 100 items), or null where this Tandem has none (404). */
 export function useInbox() {
@@ -30,7 +84,7 @@ export function useInbox() {
       }
     },
     retry: false,
-    refetchInterval: (query) => (query.state.data === null ? false : INBOX_POLL_MS),
+    refetchInterval: (query) => (query.state.data === null ? false : inboxLive ? INBOX_LIVE_POLL_MS : INBOX_POLL_MS),
   })
 }
 
@@ -115,6 +169,7 @@ function InboxEntry({ item }: { item: InboxItem }) {
 /** The header's link, "Inbox (2)"; absent where this Tandem has no inbox. */
 export function InboxLink({ current }: { current: boolean }) {
   const inbox = useInbox()
+  useInboxEvents(Boolean(inbox.data))
   if (!inbox.data) return null
   const count = inbox.data.length
   return (

@@ -1,17 +1,18 @@
 // `/agents`: list, create, edit and delete agents, every field of spec 2.2 with its limits; a 400's pointers
-// are shown beside the fields they name.
+// are shown beside the fields they name. A new agent may start from a template, an avatar is uploaded as an
+// asset, and a provider/authMode combination that cannot work is named before saving.
 import { useEffect, useState, type FormEvent } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, ApiError, unwrap, type Agent, type AgentCreate, type AgentPatch } from '../api/client'
-import { AgentName, Avatar, useAgentLabels, useAgents } from '../agents'
+import { api, ApiError, unwrap, type Agent, type AgentCreate, type AgentPatch, type AgentTemplate } from '../api/client'
+import { AgentName, useAgentLabels, useAgents } from '../agents'
+import { authModeWarning } from '../authMode'
 import { Empty, ErrorMessage, Field, Loading, useField } from '../ui'
+import { AvatarUpload, useTemplates } from './AgentExtras'
 import { useCredentials } from './Credentials'
 
 type ProviderType = Agent['providerType']
 type AuthMode = NonNullable<Agent['authMode']>
 const PROVIDERS: ProviderType[] = ['custom_webhook', 'custom_token_only', 'claude', 'mistral', 'elevenlabs', 'copilot_studio', 'cursor']
-// Only a well-formed id is looked up for the preview (not every keystroke).
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const AUTH_MODES: AuthMode[] = ['api_key', 'direct_line', 'none']
 interface FormState {
   name: string; instructions: string; endpointUrl: string; providerType: ProviderType; authMode: AuthMode | ''
@@ -25,6 +26,17 @@ function fromAgent(agent: Agent): FormState {
     name: agent.name, instructions: agent.instructions ?? '', endpointUrl: agent.endpointUrl ?? '', providerType: agent.providerType,
     authMode: agent.authMode ?? '', credentialId: agent.credentialId ?? '', avatarAssetId: agent.avatarAssetId ?? '', templateId: agent.templateId ?? '',
     streaming: agent.capabilities.streaming, tools: agent.capabilities.tools.join(', '), config: JSON.stringify(agent.config, null, 2),
+  }
+}
+
+/** The form filled from a template: every field the template sets; the name is kept when one was typed. */
+function fromTemplate(form: FormState, template: AgentTemplate): FormState {
+  const a = template.agent
+  return {
+    ...form, templateId: template.id, name: form.name || template.name, providerType: a.providerType ?? 'custom_webhook', authMode: a.authMode ?? '',
+    credentialId: a.credentialId ?? form.credentialId, avatarAssetId: a.avatarAssetId ?? form.avatarAssetId, instructions: a.instructions ?? '',
+    endpointUrl: a.endpointUrl ?? '', streaming: a.capabilities?.streaming ?? false, tools: (a.capabilities?.tools ?? []).join(', '),
+    config: JSON.stringify(a.config ?? {}, null, 2),
   }
 }
 
@@ -127,6 +139,8 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
     streaming: useField(save.error, '/capabilities/streaming'), tools: useField(save.error, '/capabilities/tools'), config: useField(save.error, '/config'),
   }
   const credentials = useCredentials()
+  const templates = useTemplates()
+  const warning = authModeWarning(form.providerType, form.authMode || null, form.credentialId !== '')
   const shown = Object.values(f).some((field) => field.message)
   const submit = (event: FormEvent) => {
     event.preventDefault()
@@ -135,6 +149,21 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
   return (
     <form className="card" onSubmit={submit} aria-labelledby="agent-form-title" noValidate>
       <h2 id="agent-form-title">{agent ? `Edit ${agent.name}` : 'New agent'}</h2>
+      <Field label="Template" field={f.templateId}>
+        <select
+          {...f.templateId.input} value={form.templateId}
+          onChange={(e) => {
+            const template = templates.data?.find((t) => t.id === e.target.value)
+            setForm((current) => (template ? fromTemplate(current, template) : { ...current, templateId: e.target.value }))
+          }}
+        >
+          <option value="">(no template)</option>
+          {templates.data?.map((t) => <option key={t.id} value={t.id}>{t.name}{t.builtin ? '' : ' (this workspace)'}</option>)}
+          {form.templateId && !templates.data?.some((t) => t.id === form.templateId) ? <option value={form.templateId}>{form.templateId}</option> : null}
+        </select>
+        {templates.data?.find((t) => t.id === form.templateId)?.description ? <small className="muted">{templates.data.find((t) => t.id === form.templateId)!.description}</small> : null}
+        <ErrorMessage error={templates.error} />
+      </Field>
       <Field label="Name" field={f.name}><input {...f.name.input} value={form.name} onChange={(e) => set('name', e.target.value)} maxLength={120} /></Field>
       <Field label="Instructions" field={f.instructions}><textarea {...f.instructions.input} rows={3} value={form.instructions} onChange={(e) => set('instructions', e.target.value)} maxLength={20000} /></Field>
       <Field label="Endpoint URL" field={f.endpointUrl}><input {...f.endpointUrl.input} type="url" value={form.endpointUrl} onChange={(e) => set('endpointUrl', e.target.value)} maxLength={2048} placeholder="https://…" /></Field>
@@ -159,14 +188,12 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
         {credentials.data?.length === 0 ? <small className="muted">No credentials yet: an admin adds them on the Credentials page.</small> : null}
       </Field>
       </div>
+      {warning ? <p className="warning" role="status">{warning}</p> : null}
       <div className="grid-2">
-      <Field label="Avatar asset id" field={f.avatarAssetId}>
-        <div className="agent-pick">
-          <Avatar label={{ id: agent?.id ?? 'new', name: form.name || '?', hint: null, known: true, avatarAssetId: UUID.test(form.avatarAssetId.trim()) ? form.avatarAssetId.trim() : null }} />
-          <input {...f.avatarAssetId.input} value={form.avatarAssetId} onChange={(e) => set('avatarAssetId', e.target.value)} />
-        </div>
-      </Field>
-      <Field label="Template id" field={f.templateId}><input {...f.templateId.input} value={form.templateId} onChange={(e) => set('templateId', e.target.value)} /></Field>
+      <AvatarUpload
+        agentId={agent?.id ?? 'new'} name={form.name} assetId={form.avatarAssetId} serverError={f.avatarAssetId}
+        onChange={(id) => set('avatarAssetId', id)}
+      />
       <div className="field">
         <label><input type="checkbox" {...f.streaming.input} checked={form.streaming} onChange={(e) => set('streaming', e.target.checked)} /> Streaming</label>
         {f.streaming.message}

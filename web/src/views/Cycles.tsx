@@ -1,11 +1,13 @@
 // A stream's cycles: the prompt (Draft, Refine) beside the phase editor (edit what was drafted, or build
-// from scratch), Save cycle; the saved cycles, each with its phases and "Start run".
+// from scratch), Save cycle; the saved cycles, each with its phases and "Start run"; then the schedules,
+// message triggers and inbound hooks that start them (Automation.tsx).
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap, type CycleDefinition, type DraftResult } from '../api/client'
 import { AgentName, useAgentLabels } from '../agents'
 import { allPages } from '../pages'
 import { Badge, Empty, ErrorMessage, Field, Loading, RelativeTime, useField } from '../ui'
+import { AutomationPanel } from './Automation'
 import { blankPhase, CycleEditor, type Phase } from './PhaseEditor'
 
 type Draft = DraftResult
@@ -115,6 +117,7 @@ function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarte
     },
   })
   return (
+    <>
     <section aria-labelledby="saved-cycles">
       <h3 id="saved-cycles">Saved cycles</h3>
       {cycles.isPending ? <Loading what="cycles" /> : <ErrorMessage error={cycles.error} onRetry={() => void cycles.refetch()} />}
@@ -133,5 +136,7 @@ function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarte
       </ul>
       <ErrorMessage error={start.error} />
     </section>
+    <AutomationPanel streamId={streamId} triggerNames={[...new Set(cycles.data?.map((c) => c.triggerName))]} />
+    </>
   )
 }
