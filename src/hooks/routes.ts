@@ -12,9 +12,9 @@ import { AppError, notFound } from '../http/problem.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { publicBase } from '../runs/tasks.js'
-import { fireStreamTrigger } from '../triggers/fire.js'
+import { receiveHookCall } from './receive.js'
 import { invalid, MAX_INPUT_BYTES, requireRoomOnStream, TriggerName } from '../triggers/schemas.js'
-import { claimReceipt, deleteHook, findHook, hookSecret, insertHook, listHooks, recordAnswer, toHook } from './store.js'
+import { deleteHook, findHook, hookSecret, insertHook, listHooks, toHook } from './store.js'
 
 const ADMIN_ONLY = 'manage inbound hooks'
 const MAX_WEBHOOK_ID = 255
@@ -35,7 +35,8 @@ export const hookAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/streams/:streamId/hooks',
     {
-      config: { adminOnly: ADMIN_ONLY },
+      // The secret is shown once: a replayed create answers the hook without it (rotate by a new hook).
+      config: { idempotent: true, adminOnly: ADMIN_ONLY, withheldOnReplay: ['secret'] },
       schema: {
         operationId: 'createInboundHook', tags: ['hooks'], summary: 'Create an inbound hook that fires a stream trigger (admins)',
         description: 'Answers the hook\'s URL and its `whsec_` secret, shown this once. Calls to the URL need no API key: they are signed with the secret (Standard Webhooks).',
@@ -45,7 +46,7 @@ export const hookAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { workspaceId, principalId } = request.principal
-      const created = await db.transaction().execute(async (trx) => {
+      const created = await reply.withTransaction(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
         await requireRoomOnStream(trx, 'inbound_hooks', stream.id, 'inbound hooks')
         return insertHook(trx, app.vault, { workspaceId, streamId: stream.id, triggerName: request.body.triggerName, createdBy: principalId })
@@ -157,18 +158,7 @@ export const inboundHookRoutes = (options: { store?: FastifyRateLimitStoreCtor }
       }
       const webhookId = headers['webhook-id']
       if (webhookId.length > MAX_WEBHOOK_ID) throw invalid([{ pointer: '/headers/webhook-id', detail: `is longer than ${MAX_WEBHOOK_ID} characters` }], 'request')
-      const input = request.body as Record<string, unknown>
-      const outcome = await db.transaction().execute(async (trx) => {
-        const receipt = await claimReceipt(trx, hook.id, webhookId)
-        if (receipt !== true) return { replayed: true, answer: receipt.answer }
-        const runs = await fireStreamTrigger({ settings: app.config.runs }, trx, {
-          workspaceId: hook.workspace_id, streamId: hook.stream_id, triggerName: hook.trigger_name, input,
-          createdBy: hook.created_by, trigger: { kind: 'hook', id: hook.id },
-        })
-        const answer = JSON.stringify({ runs: runs.map((run) => ({ id: run.id })) })
-        await recordAnswer(trx, hook.id, webhookId, answer)
-        return { replayed: false, answer }
-      })
+      const outcome = await receiveHookCall({ settings: app.config.runs }, db, hook, webhookId, request.body as Record<string, unknown>)
       if (outcome.replayed) return reply.code(200).send(JSON.parse(outcome.answer) as { runs: Array<{ id: string }> })
       return reply.code(202).send(JSON.parse(outcome.answer) as { runs: Array<{ id: string }> })
     },

@@ -33,6 +33,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/streams/:streamId/schedules',
     {
+      config: { idempotent: true },
       schema: {
         operationId: 'createSchedule',
         tags: ['schedules'],
@@ -48,7 +49,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const body = request.body
       const input = body.input ?? {}
       const { timezone } = checkSchedule({ cron: body.cron, timezone: body.timezone ?? 'UTC', input })
-      const schedule = await db.transaction().execute(async (trx) => {
+      const schedule = await reply.withTransaction(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
         await requireRoomOnStream(trx, 'schedules', stream.id, 'schedules')
         const at = now()
@@ -102,11 +103,11 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: IdParams, body: UpdateScheduleBody, response: { 200: Schedule, ...ProblemResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { workspaceId } = request.principal
       const id = request.params.id.toLowerCase()
       const body = request.body
-      return db.transaction().execute(async (trx) => {
+      return reply.withTransaction(async (trx) => {
         const row = await lockScheduleRow(trx, workspaceId, id)
         if (!row) throw notFound('Schedule')
         const cron = body.cron?.trim() ?? row.cron
@@ -133,7 +134,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { operationId: 'deleteSchedule', tags: ['schedules'], summary: 'Delete a schedule', params: IdParams, response: { 204: Type.Null(), ...ProblemResponses } } },
     async (request, reply) => {
       const { workspaceId } = request.principal
-      await db.transaction().execute(async (trx) => {
+      await reply.withTransaction(async (trx) => {
         const row = await findScheduleRow(trx, workspaceId, request.params.id.toLowerCase())
         if (!row) throw notFound('Schedule')
         await trx.deleteFrom('schedules').where('id', '=', row.id).execute()

@@ -44,6 +44,7 @@ export const messageTriggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/streams/:streamId/message-triggers',
     {
+      config: { idempotent: true },
       schema: {
         operationId: 'createMessageTrigger', tags: ['triggers'], summary: 'Fire a stream trigger on matching new messages',
         description: 'Every given field of `match` must hold (at least one is needed). The run\'s input is `{ message: { id, text, authorId, authorType } }`. Loop guard: see docs/operators.md.',
@@ -57,7 +58,7 @@ export const messageTriggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (mention === undefined && prefix === undefined && authorType === undefined) {
         throw invalid([{ pointer: '/match', detail: 'needs at least one of mention, prefix or authorType' }])
       }
-      const trigger = await db.transaction().execute(async (trx) => {
+      const trigger = await reply.withTransaction(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
         await requireRoomOnStream(trx, 'message_triggers', stream.id, 'message triggers')
         return insertMessageTrigger(trx, { workspaceId, streamId: stream.id, triggerName: body.triggerName, match: { mention: mention ?? null, prefix: prefix ?? null, authorType: authorType ?? null }, createdBy: principalId })

@@ -375,7 +375,7 @@ export interface paths {
         put?: never;
         /**
          * Save a cycle definition
-         * @description Answers the saved cycle with `warnings`: one per phase and operatorPool handle that no principal of the workspace has (the cycle is saved all the same).
+         * @description Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has: one per phase and handle (the cycle is saved all the same).
          */
         post: operations["saveCycle"];
         delete?: never;
@@ -431,7 +431,10 @@ export interface paths {
         /** List webhook subscriptions (admins) */
         get: operations["listWebhooks"];
         put?: never;
-        /** Subscribe a URL to events (admins); the secret is shown only here */
+        /**
+         * Subscribe a URL to events (admins); the secret is shown only here
+         * @description Honours `Idempotency-Key`. The secret is shown in this answer only and never stored outside the vault: a replay of the same request (`Idempotent-Replayed: true`) answers the subscription without `secret`; `rotate-secret` gives a new one.
+         */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -1489,8 +1492,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
-            /** @description one per phase and operatorPool handle that no principal of the workspace has */
-            warnings: components["schemas"]["DraftWarning"][];
+            /** @description present when an operatorPool names a handle that no principal of the workspace has: one per phase and handle */
+            warnings?: components["schemas"]["DraftWarning"][];
         };
         /** Schedule */
         Schedule: {
@@ -1691,7 +1694,13 @@ export interface components {
         };
         /** TriggerResult */
         TriggerResult: {
-            runs: components["schemas"]["Run"][];
+            /** @description the runs started (at most 20); read each with GET /api/runs/{id} */
+            runs: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                id: string;
+                /** @enum {string} */
+                status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+            }[];
         };
         /** UpdateAgent */
         UpdateAgent: {
