@@ -14,6 +14,7 @@ import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
 import type { AssetTable } from '../assets/assets.table.js'
 import type { AgentTemplateTable } from '../templates/templates.table.js'
+import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -35,4 +36,5 @@ export interface Database {
   run_tasks: RunTaskTable
   assets: AssetTable
   agent_templates: AgentTemplateTable
+  mcp_servers: McpServerTable
 }
