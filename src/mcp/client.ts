@@ -68,8 +68,9 @@ function boundedFetch(guard: EgressGuard, budget: Budget, abort: AbortController
     }
     if (!response.body || NULL_BODY_STATUSES.has(response.status)) return response
     if (Number(response.headers.get('content-length') ?? 0) > budget.left) {
-      await response.body.cancel().catch(() => {})
-      throw overBudget()
+      const error = overBudget()
+      response.body.cancel().catch(() => {})
+      throw error
     }
     const counted = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
@@ -91,6 +92,8 @@ function describeFailure(target: McpTarget, error: unknown, budget: Budget, time
   if (timedOut) return new McpUnreachableError(`${where} did not answer within ${timeoutMs} ms.`)
   if (cancelled) return new McpUnreachableError(`${where}: the operation was cancelled.`)
   if (error instanceof McpUnreachableError) return error
+  // The SDK checks every message with zod: a ZodError's message is a JSON dump of its issues.
+  if (error instanceof Error && (error.name === 'ZodError' || error.message.startsWith('['))) return new McpUnreachableError(`${where} answered with something that is not MCP (JSON-RPC 2.0).`)
   const message = error instanceof Error ? error.message : String(error)
   const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : ''
   return new McpUnreachableError(`${where} could not be used: ${message}${cause}`.slice(0, 1000))
@@ -127,14 +130,26 @@ export async function withMcpClient<T>(
       ...(secret !== null ? { requestInit: { headers: { authorization: `Bearer ${secret}` } } } : {}),
     })
     const options: RequestOptions = { signal: abort.signal, timeout: deps.timeoutMs, maxTotalTimeout: deps.timeoutMs }
-    await client.connect(transport, options)
-    return await work(client, options)
+    // Once aborted (timeout, cancel, too large), the operation ends now, whatever the SDK is still waiting on.
+    const aborted = new Promise<never>((_, reject) => {
+      if (abort.signal.aborted) reject(new McpUnreachableError('aborted'))
+      abort.signal.addEventListener('abort', () => reject(new McpUnreachableError('aborted')), { once: true })
+    })
+    aborted.catch(() => {})
+    return await Promise.race([
+      (async () => {
+        await client.connect(transport, options)
+        return await work(client, options)
+      })(),
+      aborted,
+    ])
   } catch (error) {
     throw describeFailure(target, error, budget, timedOut, signal?.aborted ?? false, deps.timeoutMs)
   } finally {
     clearTimeout(timer)
     signal?.removeEventListener('abort', onCancel)
-    await client.close().catch(() => {})
+    // Not awaited: closing must not hold the caller when the server misbehaves.
+    client.close().catch(() => {})
   }
 }
 

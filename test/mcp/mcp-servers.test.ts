@@ -186,7 +186,7 @@ for (const dialect of dialects()) {
         await unreachable('slow', odd.url, /did not answer within 1500 ms/)
         odd.behaviour.delayMs = 0
         odd.behaviour.garbage = '{"hello": "world"}'
-        await unreachable('garbage', odd.url, /could not be used/)
+        await unreachable('garbage', odd.url, /answered with something that is not MCP/)
         odd.behaviour.garbage = 'not json at all'
         await unreachable('garbage2', odd.url, /could not be used/)
         odd.behaviour.garbage = null
@@ -203,6 +203,20 @@ for (const dialect of dialects()) {
       } finally {
         await odd.close()
       }
+    })
+
+    it('declares every operation in the OpenAPI document with named schemas and Idempotency-Key on POST', async () => {
+      const document = (await send(app, 'GET', '/openapi.json')).json()
+      const operation = (path: string, method: string) => document.paths[path]?.[method]
+      for (const [path, method, id] of [
+        ['/api/mcp-servers', 'post', 'createMcpServer'], ['/api/mcp-servers', 'get', 'listMcpServers'],
+        ['/api/mcp-servers/{id}', 'get', 'getMcpServer'], ['/api/mcp-servers/{id}', 'patch', 'updateMcpServer'],
+        ['/api/mcp-servers/{id}', 'delete', 'deleteMcpServer'], ['/api/mcp-servers/{id}/tools', 'get', 'listMcpServerTools'],
+      ] as const) assert.equal(operation(path, method)?.operationId, id, `${method} ${path}`)
+      for (const name of ['McpServer', 'CreateMcpServer', 'UpdateMcpServer', 'McpTool', 'McpToolList', 'McpApproval']) assert.ok(document.components.schemas[name], name)
+      assert.equal(operation('/api/mcp-servers', 'post').requestBody.content['application/json'].schema.$ref, '#/components/schemas/CreateMcpServer')
+      assert.equal(operation('/api/mcp-servers/{id}/tools', 'get').responses['200'].content['application/json'].schema.$ref, '#/components/schemas/McpToolList')
+      assert.ok(operation('/api/mcp-servers', 'post').parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'idempotency-key'))
     })
 
     it('a credential that no longer exists is a clear 502 naming it', async () => {
