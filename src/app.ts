@@ -26,6 +26,7 @@ import { attachVault, openVault, type Vault } from './credentials/vault.js'
 import { agentRoutes } from './agents/routes.js'
 import { assetRoutes } from './assets/routes.js'
 import { templateRoutes } from './templates/routes.js'
+import { mcpServerRoutes } from './mcp/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
 import { cycleRoutes } from './cycles/routes.js'
@@ -202,6 +203,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(agentRoutes, { onAgentChanged: agentChanged })
       await api.register(assetRoutes)
       await api.register(templateRoutes)
+      await api.register(mcpServerRoutes)
       await api.register(credentialRoutes(vault))
       await api.register(streamRoutes)
       await api.register(chatRoutes)

@@ -61,6 +61,8 @@ export interface Config {
   redisUrl: string | null
   /** TANDEM_ASSET_MAX_BYTES: the largest image POST /api/assets takes (AGENTS.md, avatars). */
   assetMaxBytes: number
+  /** TANDEM_TOOL_TIMEOUT_MS: one MCP operation (listing a server's tools, calling one), connecting included (AGENTS.md, "Tools"). */
+  toolTimeoutMs: number
 }
 
 /** Operators' settings (docs/operators.md). */
@@ -287,5 +289,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: parseToken(env.TANDEM_METRICS_TOKEN),
     redisUrl: parseRedisUrl(env.TANDEM_REDIS_URL),
     assetMaxBytes: parseInteger('TANDEM_ASSET_MAX_BYTES', env.TANDEM_ASSET_MAX_BYTES ?? String(1024 * 1024), 1, 16 * 1024 * 1024),
+    toolTimeoutMs: parseInteger('TANDEM_TOOL_TIMEOUT_MS', env.TANDEM_TOOL_TIMEOUT_MS ?? '30000', 1, 600000),
   }
 }

@@ -37,6 +37,7 @@ describe('configuration', () => {
       metricsToken: null,
       redisUrl: null,
       assetMaxBytes: 1048576,
+      toolTimeoutMs: 30000,
     })
   })
 
@@ -85,6 +86,8 @@ describe('configuration', () => {
       [{ TANDEM_REQUEST_TIMEOUT_MS: '5' }, /^TANDEM_REQUEST_TIMEOUT_MS: /],
       [{ TANDEM_PEER_RATE_LIMIT: 'many' }, /^TANDEM_PEER_RATE_LIMIT: /],
       [{ TANDEM_MAX_CONNECTIONS: '0' }, /^TANDEM_MAX_CONNECTIONS: /],
+      [{ TANDEM_TOOL_TIMEOUT_MS: '0' }, /^TANDEM_TOOL_TIMEOUT_MS: /],
+      [{ TANDEM_TOOL_TIMEOUT_MS: '600001' }, /^TANDEM_TOOL_TIMEOUT_MS: /],
     ]
     for (const [env, message] of cases) assert.throws(() => loadConfig(env), { message }, JSON.stringify(env))
   })

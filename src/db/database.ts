@@ -15,6 +15,7 @@ import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
 import type { AssetTable } from '../assets/assets.table.js'
 import type { AgentTemplateTable } from '../templates/templates.table.js'
 import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable } from '../triggers/operators.table.js'
+import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -42,4 +43,5 @@ export interface Database {
   inbound_hooks: InboundHookTable
   hook_receipts: HookReceiptTable
   inbox_claims: InboxClaimTable
+  mcp_servers: McpServerTable
 }

@@ -81,6 +81,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         { name: 'agents', description: 'AI agents of the workspace' },
         { name: 'agent-templates', description: 'Built-in and workspace templates to create agents from' },
         { name: 'assets', description: 'Images (agent avatars), kept in the database' },
+        { name: 'mcp-servers', description: 'MCP servers whose tools agents call, and their live tool lists' },
         { name: 'streams', description: 'Where agents and operators work together' },
         { name: 'chat', description: 'Rich-text messages of a stream, with edits and revisions' },
         { name: 'cycles', description: 'Drafting and saving cycle definitions' },
