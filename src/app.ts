@@ -158,7 +158,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       done()
     })
   }
-  await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), host: config.host, token: config.metricsToken })
+  await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), auth: config.auth, token: config.metricsToken })
   reportRunMetrics(app)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
