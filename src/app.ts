@@ -175,25 +175,28 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(healthRoutes)
   await app.register(
     async (api) => {
-      // Before authentication: the per-peer budget refuses a key guesser before its keys are looked up.
+      // Every /api route, the task-result route included. Before authentication: the per-peer budget refuses a
+      // key guesser before its keys are looked up.
       if (config.rateLimit || config.peerRateLimit) await api.register(rateLimits, { perKey: config.rateLimit, perPeer: config.peerRateLimit, store: sharedStore?.Store })
-      await api.register(authentication, { mode: config.auth, defaultWorkspaceId })
-      // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
-      await api.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
-      await api.register(principalRoutes)
-      await api.register(agentRoutes)
-      await api.register(credentialRoutes(vault))
-      await api.register(streamRoutes)
-      await api.register(chatRoutes)
-      await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
-      await api.register(eventRoutes)
-      await api.register(webhookRoutes)
-      await api.register(runRoutes)
+      await api.register(async (keyed) => {
+        await keyed.register(authentication, { mode: config.auth, defaultWorkspaceId })
+        // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
+        await keyed.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
+        await keyed.register(principalRoutes)
+        await keyed.register(agentRoutes)
+        await keyed.register(credentialRoutes(vault))
+        await keyed.register(streamRoutes)
+        await keyed.register(chatRoutes)
+        await keyed.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+        await keyed.register(eventRoutes)
+        await keyed.register(webhookRoutes)
+        await keyed.register(runRoutes)
+      })
+      // Outside the API-key authentication above: a task's result is answered with the task's own token.
+      await api.register(taskResultRoutes)
     },
     { prefix: '/api' },
   )
-  // Outside the API-key authentication above: a task's result is answered with the task's own token.
-  await app.register(taskResultRoutes, { prefix: '/api' })
   await app.register(consoleRoutes)
   return app
 }
