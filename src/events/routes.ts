@@ -2,12 +2,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { Page, Problem, ProblemResponses } from '../http/schemas.js'
-import { decodeCursor, toPage } from '../http/pagination.js'
+import { decodeCursor } from '../http/pagination.js'
 import { AppError, type FieldError } from '../http/problem.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { EVENT_ID_PATTERN, StreamEvent } from './schemas.js'
-import { listEvents, streamHead } from './store.js'
+import { streamHead } from './store.js'
+import { eventPageJson, readEventSlice } from './budget.js'
 import { SseConnection } from './sse.js'
 
 const EVENT_ID = new RegExp(EVENT_ID_PATTERN)
@@ -46,7 +47,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` ' +
           'or `?after=`, else new events only, with a `: keep-alive` comment every 15 s. Otherwise a page of events after `?after=` ' +
-          '(or `?cursor=`), oldest first. An `after` older than the events kept is a 410 `events-expired`.',
+          '(or `?cursor=`), oldest first: at most `limit` events and at most 1 MiB (fewer events, with `nextCursor`). An `after` older than the events kept is a 410 `events-expired`.',
         params: StreamIdParams,
         querystring: EventsQuery,
         response: {
@@ -88,8 +89,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
 
       if (!sse) {
-        const rows = await listEvents(db, stream.id, position ?? head.purgedThrough, limit + 1)
-        return reply.type('application/json; charset=utf-8').send(toPage(rows, limit))
+        // At most `limit` events and 1 MiB (src/events/budget.ts), sent as the events' stored JSON text.
+        const slice = await readEventSlice(db, stream.id, position ?? head.purgedThrough, limit)
+        return reply.type('application/json; charset=utf-8').send(eventPageJson(slice))
       }
 
       reply.hijack()
