@@ -42,6 +42,7 @@ import { taskResultRoutes } from './runs/task-routes.js'
 import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
 import { sharedRateLimitStore } from './http/rate-limit-store.js'
+import { HeldRequests } from './http/rate-limit-slots.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,6 +50,8 @@ declare module 'fastify' {
     events: EventHub
     /** Seals credential secrets with the current key (see src/credentials/vault.ts). */
     vault: Vault
+    /** Fair shares of the connection slots for event streams and long-polling claims (src/http/rate-limit-slots.ts). */
+    heldRequests: HeldRequests
   }
 }
 
@@ -110,6 +113,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.server.maxConnections = config.maxConnections
+  app.decorate('heldRequests', new HeldRequests({ perPrincipal: config.maxStreamsPerKey, perPeer: config.maxStreamsPerPeer }))
 
   app.decorate('config', config)
   await app.register(databasePlugin, { url: config.databaseUrl, connect: options.connect })

@@ -35,7 +35,7 @@ function wantsEventStream(accept: string | undefined): boolean {
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
-  const { sseKeepAliveMs, sseMaxBufferBytes } = app.config
+  const { sseKeepAliveMs, sseMaxBufferBytes, sseMaxLifetimeMs } = app.config
 
   app.get(
     '/streams/:streamId/events',
@@ -46,7 +46,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Follow a stream's events (Server-Sent Events) or read them in pages",
         description:
           'With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` ' +
-          'or `?after=`, else new events only, with a `: keep-alive` comment every 15 s. Otherwise a page of events after `?after=` ' +
+          'or `?after=`, else new events only, with a `: keep-alive` comment every 15 s; the stream ends after TANDEM_SSE_MAX_LIFETIME_S ' +
+          '(reconnect with `Last-Event-ID`), and one key may hold only a share of the connections (429 past it). Otherwise a page of events after `?after=` ' +
           '(or `?cursor=`), oldest first: at most `limit` events and at most 1 MiB (fewer events, with `nextCursor`). An `after` older than the events kept is a 410 `events-expired`.',
         params: StreamIdParams,
         querystring: EventsQuery,
@@ -94,8 +95,11 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return reply.type('application/json; charset=utf-8').send(eventPageJson(slice))
       }
 
+      // A fair share of the connection slots (src/http/rate-limit-slots.ts): past it, a 429 before the stream opens.
+      const release = app.heldRequests.take(request.principal.principalId, request.ip)
       reply.hijack()
       const raw = reply.raw
+      raw.once('close', release)
       raw.writeHead(200, {
         ...(reply.getHeaders() as Record<string, string>),
         'content-type': 'text/event-stream; charset=utf-8',
@@ -106,7 +110,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       raw.flushHeaders()
       app.metrics.sseClients.inc()
       raw.once('close', () => app.metrics.sseClients.dec())
-      const connection = new SseConnection(raw, db, stream.id, position ?? head.lastId, app.events, { keepAliveMs: sseKeepAliveMs, maxBufferBytes: sseMaxBufferBytes }, request.log)
+      const connection = new SseConnection(raw, db, stream.id, position ?? head.lastId, app.events, { keepAliveMs: sseKeepAliveMs, maxBufferBytes: sseMaxBufferBytes, maxLifetimeMs: sseMaxLifetimeMs }, request.log)
       if (raw.destroyed) connection.close()
     },
   )

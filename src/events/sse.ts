@@ -34,6 +34,8 @@ function rawFrame(event: RawEvent): string {
 export interface SseOptions {
   keepAliveMs: number
   maxBufferBytes: number
+  /** The stream ends after this long (a slot is not held for ever); the client reconnects with Last-Event-ID. */
+  maxLifetimeMs: number
 }
 
 export class SseConnection implements FeedReader {
@@ -42,6 +44,7 @@ export class SseConnection implements FeedReader {
   private pending = false
   private ended = false
   private readonly keepAlive: NodeJS.Timeout
+  private readonly lifetime: NodeJS.Timeout
   private readonly unsubscribe: () => void
 
   constructor(
@@ -57,6 +60,8 @@ export class SseConnection implements FeedReader {
     this.unsubscribe = hub.subscribe(streamId, this)
     this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), options.keepAliveMs)
     this.keepAlive.unref()
+    this.lifetime = setTimeout(() => this.close(), options.maxLifetimeMs)
+    this.lifetime.unref()
     raw.on('close', () => this.close())
     this.replay()
   }
@@ -146,6 +151,7 @@ export class SseConnection implements FeedReader {
 
   private cleanUp(): void {
     clearInterval(this.keepAlive)
+    clearTimeout(this.lifetime)
     this.unsubscribe()
   }
 }

@@ -90,7 +90,7 @@ export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024
  */
 function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw
-  if (raw.complete || reply.statusCode < 400 || reply.statusCode === 503 || reply.getHeader('connection') !== 'close') return
+  if (raw.complete || (reply.statusCode !== 413 && reply.statusCode !== 415) || reply.getHeader('connection') !== 'close') return
   const declared = Number(request.headers['content-length'])
   if (declared > DRAIN_LIMIT_BYTES) return
   reply.removeHeader('connection')
