@@ -93,6 +93,8 @@ function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
   if (raw.complete || (reply.statusCode !== 413 && reply.statusCode !== 415) || reply.getHeader('connection') !== 'close') return
   const declared = Number(request.headers['content-length'])
   if (declared > DRAIN_LIMIT_BYTES) return
+  // A chunked body nobody began to read (a 415) would be drained by Node without our count: close as before.
+  if (Number.isNaN(declared) && reply.statusCode !== 413) return
   reply.removeHeader('connection')
   let drained = 0
   raw.on('data', (chunk: Buffer) => {

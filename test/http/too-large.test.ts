@@ -28,14 +28,14 @@ function chunked(bytes: Buffer): ReadableStream<Uint8Array> {
  * pieces with a pause between (so the server has answered, and before the fix closed, while it still sends), and
  * the answer is read only afterwards. Returns the status line, or what went wrong.
  */
-async function postThenRead(port: number, body: Buffer, chunked: boolean): Promise<string> {
+async function postThenRead(port: number, body: Buffer, chunked: boolean, type = 'application/json'): Promise<string> {
   const socket = net.connect(port, '127.0.0.1')
   await new Promise((resolve) => socket.once('connect', resolve))
   socket.pause()
   let failure = ''
   socket.on('error', (error: NodeJS.ErrnoException) => (failure = error.code ?? error.message))
   const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`
-  socket.write(`POST /api/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${length}\r\n\r\n`)
+  socket.write(`POST /api/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\n${length}\r\n\r\n`)
   for (let offset = 0; offset < body.length && !socket.destroyed; offset += 65536) {
     const piece = body.subarray(offset, offset + 65536)
     socket.write(chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece)
@@ -87,6 +87,14 @@ for (const dialect of dialects().filter((d) => d === 'sqlite')) {
         const answer = await postThenRead(port, TWO_MIB, i % 2 === 1)
         assert.match(answer, /^HTTP\/1\.1 413 /, `request ${i}: ${answer.slice(0, 80)}`)
         assert.match(answer, /"type":"urn:tandem:problem:payload-too-large"/)
+      }
+    })
+
+    it('a body of another media type gets its 415 problem the same way', async () => {
+      const port = Number(new URL(base).port)
+      for (let i = 0; i < 3; i++) {
+        const answer = await postThenRead(port, TWO_MIB, false, 'text/plain')
+        assert.match(answer, /^HTTP\/1\.1 415 /, `request ${i}: ${answer.slice(0, 80)}`)
       }
     })
 
