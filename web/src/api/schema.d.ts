@@ -300,7 +300,7 @@ export interface paths {
         };
         /**
          * Follow a stream's events (Server-Sent Events) or read them in pages
-         * @description With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` or `?after=`, else new events only, with a `: keep-alive` comment every 15 s. Otherwise a page of events after `?after=` (or `?cursor=`), oldest first. An `after` older than the events kept is a 410 `events-expired`.
+         * @description With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` or `?after=`, else new events only, with a `: keep-alive` comment every 15 s; the stream ends after TANDEM_SSE_MAX_LIFETIME_S (reconnect with `Last-Event-ID`), and one key may hold only a share of the connections (429 past it). Otherwise a page of events after `?after=` (or `?cursor=`), oldest first: at most `limit` events and at most 1 MiB (fewer events, with `nextCursor`). An `after` older than the events kept is a 410 `events-expired`.
          */
         get: operations["listStreamEvents"];
         put?: never;
