@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
+import { openVault } from '../../src/credentials/vault.js'
 import { startServer } from '../child-server.js'
 
 const modeOf = (path: string) => statSync(path).mode & 0o777
@@ -42,14 +43,14 @@ describe('file modes (sqlite)', { skip: process.platform === 'win32' }, () => {
     try {
       for (const mode of [0o644, 0o640, 0o604]) {
         chmodSync(keyFile, mode)
-        await assert.rejects(
-          buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_WORKERS: '0', DATABASE_URL: `sqlite:${file}` })),
+        // The vault alone (buildApp would open the database first, and a failed build leaves it open).
+        assert.throws(
+          () => openVault(loadConfig({ DATABASE_URL: `sqlite:${file}` })),
           (error: Error) => error instanceof ConfigError && error.message.includes(keyFile) && error.message.includes(`chmod 600 ${keyFile}`),
         )
       }
       chmodSync(keyFile, 0o400)
-      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_WORKERS: '0', DATABASE_URL: `sqlite:${file}` }))
-      await app.close()
+      assert.ok(openVault(loadConfig({ DATABASE_URL: `sqlite:${file}` })))
     } finally {
       rmSync(root, { recursive: true, force: true })
     }
