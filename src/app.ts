@@ -52,6 +52,7 @@ import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
 import { messageTriggerRoutes } from './triggers/routes.js'
 import { hookAdminRoutes, inboundHookRoutes } from './hooks/routes.js'
+import { HeldRequests } from './http/rate-limit-slots.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,6 +60,8 @@ declare module 'fastify' {
     events: EventHub
     /** Seals credential secrets with the current key (see src/credentials/vault.ts). */
     vault: Vault
+    /** Fair shares of the connection slots for event streams and long-polling claims (src/http/rate-limit-slots.ts). */
+    heldRequests: HeldRequests
   }
 }
 
@@ -122,6 +125,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.server.maxConnections = config.maxConnections
+  app.decorate('heldRequests', new HeldRequests({ perPrincipal: config.maxStreamsPerKey, perPeer: config.maxStreamsPerPeer }))
 
   app.decorate('config', config)
   await app.register(databasePlugin, { url: config.databaseUrl, connect: options.connect })
@@ -176,7 +180,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       done()
     })
   }
-  await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), host: config.host, token: config.metricsToken })
+  await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), auth: config.auth, token: config.metricsToken })
   reportRunMetrics(app)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
@@ -193,35 +197,38 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(healthRoutes)
   await app.register(
     async (api) => {
-      // Before authentication: the per-peer budget refuses a key guesser before its keys are looked up.
+      // Every /api route, the task-result route included. Before authentication: the per-peer budget refuses a
+      // key guesser before its keys are looked up.
       if (config.rateLimit || config.peerRateLimit) await api.register(rateLimits, { perKey: config.rateLimit, perPeer: config.peerRateLimit, store: sharedStore?.Store })
-      await api.register(authentication, { mode: config.auth, defaultWorkspaceId })
-      // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
-      await api.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
-      await api.register(principalRoutes)
-      // The agents tell the drafter of changes (it keeps their words indexed): agents import nothing of it.
-      await api.register(agentRoutes, { onAgentChanged: agentChanged })
-      await api.register(assetRoutes)
-      await api.register(templateRoutes)
-      await api.register(mcpServerRoutes)
-      await api.register(credentialRoutes(vault))
-      await api.register(streamRoutes)
-      await api.register(chatRoutes)
-      await api.register(cycleRoutes(options.drafter ?? createDrafter(config)))
-      await api.register(eventRoutes)
-      await api.register(webhookRoutes)
-      await api.register(runRoutes)
-      await api.register(inboxRoutes)
-      await api.register(scheduleRoutes)
-      await api.register(messageTriggerRoutes)
-      await api.register(hookAdminRoutes)
+      await api.register(async (keyed) => {
+        await keyed.register(authentication, { mode: config.auth, defaultWorkspaceId })
+        // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
+        await keyed.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
+        await keyed.register(principalRoutes)
+        // The agents tell the drafter of changes (it keeps their words indexed): agents import nothing of it.
+        await keyed.register(agentRoutes, { onAgentChanged: agentChanged })
+        await keyed.register(assetRoutes)
+        await keyed.register(templateRoutes)
+        await keyed.register(mcpServerRoutes)
+        await keyed.register(credentialRoutes(vault))
+        await keyed.register(streamRoutes)
+        await keyed.register(chatRoutes)
+        await keyed.register(cycleRoutes(options.drafter ?? createDrafter(config)))
+        await keyed.register(eventRoutes)
+        await keyed.register(webhookRoutes)
+        await keyed.register(runRoutes)
+        await keyed.register(inboxRoutes)
+        await keyed.register(scheduleRoutes)
+        await keyed.register(messageTriggerRoutes)
+        await keyed.register(hookAdminRoutes)
+      })
+      // Outside the API-key authentication above: a task's result is answered with the task's own token.
+      await api.register(taskResultRoutes)
     },
     { prefix: '/api' },
   )
   // Outside the API-key authentication: an inbound hook's call is signed with the hook's own secret.
   await app.register(inboundHookRoutes({ store: sharedStore?.Store }), { prefix: '/hooks' })
-  // Outside the API-key authentication above: a task's result is answered with the task's own token.
-  await app.register(taskResultRoutes, { prefix: '/api' })
   await app.register(consoleRoutes)
   return app
 }

@@ -1,6 +1,7 @@
 // Environment → typed configuration. A bad value stops start-up with one line naming the variable.
 import { isIP } from 'node:net'
 import { parseCidr } from './runs/egress.js'
+import { defaultHeldLimits } from './http/rate-limit-slots.js'
 
 export type AuthMode = 'local' | 'required'
 
@@ -31,6 +32,12 @@ export interface Config {
   requestTimeoutMs: number
   /** Open connections the server accepts at once; more are closed as they arrive. */
   maxConnections: number
+  /** Event streams and long-polling claims one principal may hold at once (default: an eighth of maxConnections). */
+  maxStreamsPerKey: number
+  /** … and one peer address (default: a quarter of maxConnections). */
+  maxStreamsPerPeer: number
+  /** An event stream is ended after this long; the client reconnects with Last-Event-ID. */
+  sseMaxLifetimeMs: number
   logLevel: string
   /** Events older than this many days are purged (an `after` before them is a 410). */
   eventRetentionDays: number
@@ -233,6 +240,16 @@ function requireDrafterKey(drafter: DrafterConfig, env: NodeJS.ProcessEnv): Draf
   return drafter
 }
 
+/** Fair shares of the connection slots (src/http/rate-limit-slots.ts): each at most TANDEM_MAX_CONNECTIONS. */
+function parseStreamShares(env: NodeJS.ProcessEnv, maxConnections: number): Pick<Config, 'maxStreamsPerKey' | 'maxStreamsPerPeer'> {
+  const defaults = defaultHeldLimits(maxConnections)
+  const share = (variable: string, fallback: number) => {
+    const raw = env[variable]
+    return raw === undefined || raw === '' ? fallback : parseInteger(variable, raw, 1, maxConnections)
+  }
+  return { maxStreamsPerKey: share('TANDEM_MAX_STREAMS_PER_KEY', defaults.perPrincipal), maxStreamsPerPeer: share('TANDEM_MAX_STREAMS_PER_PEER', defaults.perPeer) }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST ?? '127.0.0.1'
   const auth = env.TANDEM_AUTH ?? (isLoopbackHost(host) ? 'local' : 'required')
@@ -251,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   // On by default where keys are required; off in local mode, so that loopback benchmarks measure the service.
   const rateLimit = parseRateLimit(env.TANDEM_RATE_LIMIT ?? (auth === 'required' ? '1200/minute' : 'off'))
+  const maxConnections = parseInteger('TANDEM_MAX_CONNECTIONS', env.TANDEM_MAX_CONNECTIONS ?? '1024', 1, 1000000)
   return {
     port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
     host,
@@ -263,7 +281,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     peerRateLimit: env.TANDEM_PEER_RATE_LIMIT === undefined ? rateLimit : parseRateLimit(env.TANDEM_PEER_RATE_LIMIT, 'TANDEM_PEER_RATE_LIMIT'),
     corsOrigins,
     requestTimeoutMs: parseInteger('TANDEM_REQUEST_TIMEOUT_MS', env.TANDEM_REQUEST_TIMEOUT_MS ?? '120000', 1000, 3600000),
-    maxConnections: parseInteger('TANDEM_MAX_CONNECTIONS', env.TANDEM_MAX_CONNECTIONS ?? '1024', 1, 1000000),
+    maxConnections,
+    ...parseStreamShares(env, maxConnections),
+    sseMaxLifetimeMs: parseInteger('TANDEM_SSE_MAX_LIFETIME_S', env.TANDEM_SSE_MAX_LIFETIME_S ?? '3600', 1, 7 * 86400) * 1000,
     logLevel,
     eventRetentionDays: parseInteger('TANDEM_EVENT_RETENTION_DAYS', env.TANDEM_EVENT_RETENTION_DAYS ?? '7', 1, 3650),
     sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),

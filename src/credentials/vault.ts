@@ -12,7 +12,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { ConfigError, parseSecretKey, type Config } from '../config.js'
 
@@ -118,6 +118,15 @@ function keyFileFor(databaseUrl: string): string {
   return join(dirname(databaseUrl.slice('sqlite:'.length)), 'secret.key')
 }
 
+// A key other users of the host can read is a key they hold: refuse to start until only its owner can.
+function refuseSharedKeyFile(file: string): void {
+  if (process.platform === 'win32') return
+  const mode = statSync(file).mode & 0o777
+  if ((mode & 0o077) !== 0) {
+    throw new ConfigError('TANDEM_SECRET_KEY', `is not set and ${file} can be read by other users of this machine (mode ${mode.toString(8).padStart(4, '0')}); fix it with: chmod 600 ${file}`)
+  }
+}
+
 // The first start writes the key ('wx': never over an existing file, so two starts racing keep one key).
 function readOrCreateKeyFile(file: string): Buffer {
   try {
@@ -125,6 +134,7 @@ function readOrCreateKeyFile(file: string): Buffer {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
+  refuseSharedKeyFile(file)
   const text = readFileSync(file, 'utf8').trim()
   try {
     return parseSecretKey('secret.key', text)

@@ -1,6 +1,6 @@
 // Kysely factory: better-sqlite3 for `sqlite:` URLs (the embedded default, through our batching driver,
 // sqlite-driver.ts), pg for `postgres://` URLs.
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
@@ -51,8 +51,21 @@ function openSqlite(url: string, options: ConnectOptions): Db {
   return { db, dialect: 'sqlite', close: once(() => db.destroy()) }
 }
 
+/**
+ * Only the owner reads what Tandem creates: a new data folder is 0700 and a new database file 0600 (SQLite gives
+ * its -wal and -shm files the database file's mode). Existing folders and files keep the modes they have.
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+  try {
+    closeSync(openSync(file, 'wx', 0o600))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+}
+
 function newSqliteDriver(path: string, file: string | null, options: ConnectOptions): BatchingSqliteDriver {
-  if (file) mkdirSync(dirname(file), { recursive: true })
+  if (file) createPrivately(file)
   const raw = new SqliteDatabase(path)
   raw.pragma('journal_mode = WAL')
   raw.pragma('synchronous = NORMAL')

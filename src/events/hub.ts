@@ -5,7 +5,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { listEvents, streamHead, type StreamEvent } from './store.js'
+import { streamHead, type StreamEvent } from './store.js'
+import { readEventSlice } from './budget.js'
 import { onLocalWake } from './wakeups.js'
 import { listenForEvents, type EventListener } from './pg-listener.js'
 
@@ -50,11 +51,13 @@ class StreamFeed {
     // A new feed starts at the stream's head: its readers catch up to it from the table on their own.
     if (this.lastRead < 0) this.lastRead = (await streamHead(this.db, this.streamId)).lastId
     for (;;) {
-      const events = await listEvents(this.db, this.streamId, this.lastRead, READ_BATCH)
+      // At most READ_BATCH events and 1 MiB at a time (src/events/budget.ts).
+      const slice = await readEventSlice(this.db, this.streamId, this.lastRead, READ_BATCH)
+      const events = slice.events.map((event) => JSON.parse(event.json) as StreamEvent)
       if (events.length === 0) return
       this.lastRead = Number(events[events.length - 1]?.id)
       for (const reader of this.readers) reader.receive(events)
-      if (events.length < READ_BATCH) return
+      if (!slice.more) return
     }
   }
 }

@@ -2,12 +2,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { Page, Problem, ProblemResponses } from '../http/schemas.js'
-import { decodeCursor, toPage } from '../http/pagination.js'
+import { decodeCursor } from '../http/pagination.js'
 import { AppError, type FieldError } from '../http/problem.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { EVENT_ID_PATTERN, StreamEvent } from './schemas.js'
-import { listEvents, streamHead } from './store.js'
+import { streamHead } from './store.js'
+import { eventPageJson, readEventSlice } from './budget.js'
 import { SseConnection } from './sse.js'
 
 const EVENT_ID = new RegExp(EVENT_ID_PATTERN)
@@ -34,7 +35,7 @@ function wantsEventStream(accept: string | undefined): boolean {
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
-  const { sseKeepAliveMs, sseMaxBufferBytes } = app.config
+  const { sseKeepAliveMs, sseMaxBufferBytes, sseMaxLifetimeMs } = app.config
 
   app.get(
     '/streams/:streamId/events',
@@ -45,8 +46,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Follow a stream's events (Server-Sent Events) or read them in pages",
         description:
           'With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` ' +
-          'or `?after=`, else new events only, with a `: keep-alive` comment every 15 s. Otherwise a page of events after `?after=` ' +
-          '(or `?cursor=`), oldest first. An `after` older than the events kept is a 410 `events-expired`.',
+          'or `?after=`, else new events only, with a `: keep-alive` comment every 15 s; the stream ends after TANDEM_SSE_MAX_LIFETIME_S ' +
+          '(reconnect with `Last-Event-ID`), and one key may hold only a share of the connections (429 past it). Otherwise a page of events after `?after=` ' +
+          '(or `?cursor=`), oldest first: at most `limit` events and at most 1 MiB (fewer events, with `nextCursor`). An `after` older than the events kept is a 410 `events-expired`.',
         params: StreamIdParams,
         querystring: EventsQuery,
         response: {
@@ -88,12 +90,16 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
 
       if (!sse) {
-        const rows = await listEvents(db, stream.id, position ?? head.purgedThrough, limit + 1)
-        return reply.type('application/json; charset=utf-8').send(toPage(rows, limit))
+        // At most `limit` events and 1 MiB (src/events/budget.ts), sent as the events' stored JSON text.
+        const slice = await readEventSlice(db, stream.id, position ?? head.purgedThrough, limit)
+        return reply.type('application/json; charset=utf-8').send(eventPageJson(slice))
       }
 
+      // A fair share of the connection slots (src/http/rate-limit-slots.ts): past it, a 429 before the stream opens.
+      const release = app.heldRequests.take(request.principal.principalId, request.ip)
       reply.hijack()
       const raw = reply.raw
+      raw.once('close', release)
       raw.writeHead(200, {
         ...(reply.getHeaders() as Record<string, string>),
         'content-type': 'text/event-stream; charset=utf-8',
@@ -104,7 +110,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       raw.flushHeaders()
       app.metrics.sseClients.inc()
       raw.once('close', () => app.metrics.sseClients.dec())
-      const connection = new SseConnection(raw, db, stream.id, position ?? head.lastId, app.events, { keepAliveMs: sseKeepAliveMs, maxBufferBytes: sseMaxBufferBytes }, request.log)
+      const connection = new SseConnection(raw, db, stream.id, position ?? head.lastId, app.events, { keepAliveMs: sseKeepAliveMs, maxBufferBytes: sseMaxBufferBytes, maxLifetimeMs: sseMaxLifetimeMs }, request.log)
       if (raw.destroyed) connection.close()
     },
   )

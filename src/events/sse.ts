@@ -1,13 +1,17 @@
 // One Server-Sent Events connection on a stream: replay from the table after the client's position, then
 // live events from the instance's feed, each exactly once and in order. At the seam a reader may receive
 // events it already sent (skipped) or see a hole (filled from the table). A client that does not read
-// is dropped once its unsent output passes the limit; it resumes with Last-Event-ID.
+// is dropped once its unsent output passes the limit; it resumes with Last-Event-ID. The replay reads batches of at
+// most 1 MiB (src/events/budget.ts) written as stored, and yields the loop between batches, so replays of a large
+// stream hold neither the event loop nor more than a batch of memory per client.
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { EventHub, FeedReader } from './hub.js'
-import { listEvents, type StreamEvent } from './store.js'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import type { StreamEvent } from './store.js'
+import { readEventSlice, type RawEvent } from './budget.js'
 
 const REPLAY_BATCH = 500
 
@@ -23,9 +27,15 @@ export function sseFrame(event: StreamEvent): string {
   return frame
 }
 
+function rawFrame(event: RawEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.json}\n\n`
+}
+
 export interface SseOptions {
   keepAliveMs: number
   maxBufferBytes: number
+  /** The stream ends after this long (a slot is not held for ever); the client reconnects with Last-Event-ID. */
+  maxLifetimeMs: number
 }
 
 export class SseConnection implements FeedReader {
@@ -34,6 +44,7 @@ export class SseConnection implements FeedReader {
   private pending = false
   private ended = false
   private readonly keepAlive: NodeJS.Timeout
+  private readonly lifetime: NodeJS.Timeout
   private readonly unsubscribe: () => void
 
   constructor(
@@ -49,6 +60,8 @@ export class SseConnection implements FeedReader {
     this.unsubscribe = hub.subscribe(streamId, this)
     this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), options.keepAliveMs)
     this.keepAlive.unref()
+    this.lifetime = setTimeout(() => this.close(), options.maxLifetimeMs)
+    this.lifetime.unref()
     raw.on('close', () => this.close())
     this.replay()
   }
@@ -91,15 +104,17 @@ export class SseConnection implements FeedReader {
   private async catchUp(): Promise<void> {
     for (;;) {
       this.pending = false
-      const events = await listEvents(this.db, this.streamId, this.lastSent, REPLAY_BATCH)
-      for (const event of events) {
+      const slice = await readEventSlice(this.db, this.streamId, this.lastSent, REPLAY_BATCH)
+      for (const event of slice.events) {
         // Replay no faster than the client reads: a long replay never counts as a slow client.
         if (this.raw.writableNeedDrain) await this.drained()
         if (this.ended) return
-        if (Number(event.id) === this.lastSent + 1) this.send(event)
+        if (event.id === this.lastSent + 1 && this.write(rawFrame(event))) this.lastSent = event.id
       }
       if (this.ended) return
-      if (events.length < REPLAY_BATCH && !this.pending) return
+      if (!slice.more && !this.pending) return
+      // Another batch: let other requests have the loop first.
+      await nextTurn()
     }
   }
 
@@ -111,10 +126,6 @@ export class SseConnection implements FeedReader {
       }
       this.raw.on('drain', done).on('close', done)
     })
-  }
-
-  private send(event: StreamEvent): void {
-    if (this.write(sseFrame(event))) this.lastSent = Number(event.id)
   }
 
   /** Writes unless the client has left more than the limit unread (then drops it: it resumes from its last id). */
@@ -140,6 +151,7 @@ export class SseConnection implements FeedReader {
 
   private cleanUp(): void {
     clearInterval(this.keepAlive)
+    clearTimeout(this.lifetime)
     this.unsubscribe()
   }
 }

@@ -4,8 +4,9 @@
 // Text may not contain U+0000: PostgreSQL cannot store it, and the answer must not depend on the database.
 // Numbers that parsing would change (1e400, 12345678901234567890, -0) are refused: bodies are stored exactly.
 // Bytes that are not UTF-8 are refused (never turned into U+FFFD); a bodiless method may send an empty body.
+// A body refused before it was read to its end (413, 415) is drained, a bounded amount, so the client reads the answer.
 import { isUtf8 } from 'node:buffer'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { validatorCompiler } from './validation.js'
 import { inexactNumbers } from './json-numbers.js'
@@ -50,6 +51,10 @@ const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
 
 async function jsonBody(app: FastifyInstance): Promise<void> {
   app.setValidatorCompiler(validatorCompiler)
+  app.addHook('onSend', (request, reply, payload, done) => {
+    drainRefusedBody(request, reply)
+    done(null, payload)
+  })
   // Only JSON bodies: without the text/plain parser any other media type is a 415.
   app.removeContentTypeParser('text/plain')
   const parse = app.getDefaultJsonParser('error', 'error')
@@ -72,6 +77,31 @@ async function jsonBody(app: FastifyInstance): Promise<void> {
       done(null, parsed)
     })
   })
+}
+
+// Past this many bytes of a refused body (or a declared length past the limit by more), the connection is closed.
+export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024
+
+/**
+ * A request refused before its body was read to the end (too large, wrong media type): Fastify asks Node to close
+ * the connection, and Node destroys the socket once the answer is written — a client still sending then gets EPIPE,
+ * or a reset that throws away the answer it had not read yet. Instead the connection stays open and the rest of the
+ * body is read and dropped, at most DRAIN_LIMIT_BYTES; past that the socket is closed.
+ */
+function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw
+  if (raw.complete || (reply.statusCode !== 413 && reply.statusCode !== 415) || reply.getHeader('connection') !== 'close') return
+  const declared = Number(request.headers['content-length'])
+  if (declared > DRAIN_LIMIT_BYTES) return
+  // A chunked body nobody began to read (a 415) would be drained by Node without our count: close as before.
+  if (Number.isNaN(declared) && reply.statusCode !== 413) return
+  reply.removeHeader('connection')
+  let drained = 0
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length
+    if (drained > DRAIN_LIMIT_BYTES) raw.socket.destroy()
+  })
+  raw.resume()
 }
 
 /** JSON bodies and their validation (Ajv, every error with a pointer). */

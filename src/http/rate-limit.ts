@@ -1,4 +1,5 @@
-// Rate limits (@fastify/rate-limit). Registered before authentication, in the /api context:
+// Rate limits (@fastify/rate-limit). Registered before authentication, in the /api context (every /api route,
+// POST /api/tasks/{id}/result included):
 // - per peer address (TANDEM_PEER_RATE_LIMIT, default the per-key budget): a context hook, so it runs BEFORE the
 //   key is looked up — guessing keys meets a 429 without costing a database read per guess;
 // - per API key's principal (TANDEM_RATE_LIMIT): the plugin's per-route hook, which runs after the context's
@@ -26,7 +27,8 @@ async function limits(app: FastifyInstance, options: { perKey: RateLimit | null;
     max: options.perKey?.max ?? 1,
     timeWindow: options.perKey?.windowMs ?? 1000,
     hook: 'onRequest',
-    keyGenerator: (request) => request.principal.principalId,
+    // The task-result route authenticates with a task's token, not a key: there the peer's address is the key.
+    keyGenerator: (request) => request.principal?.principalId ?? `peer ${request.ip}`,
     errorResponseBuilder: (_request, context) => rateLimited(context.max, context.after, context.ttl),
   })
   if (options.perPeer) {

@@ -45,8 +45,11 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      // A fair share of the connection slots, as the stream feeds take (src/http/rate-limit-slots.ts): a 429 past it.
+      const release = app.heldRequests.take(request.principal.principalId, request.ip)
       reply.hijack()
       const raw = reply.raw
+      raw.once('close', release)
       raw.writeHead(200, {
         ...(reply.getHeaders() as Record<string, string>),
         'content-type': 'text/event-stream; charset=utf-8',

@@ -1,11 +1,12 @@
 // GET /metrics and the request-duration histogram. The histogram is labelled by the route *template*
-// (`/api/agents/:id`), never the raw URL, so ids cannot blow up the series count. /metrics is open on a loopback
-// bind; elsewhere it needs `Authorization: Bearer $TANDEM_METRICS_TOKEN`, and without that variable it does not
-// exist (404), so a public instance never shows its internals by accident.
+// (`/api/agents/:id`), never the raw URL, so ids cannot blow up the series count. /metrics is open only in local
+// auth mode (which refuses proxied and misdirected requests, src/http/auth.ts); in every other mode — a loopback
+// bind behind a reverse proxy included — it needs `Authorization: Bearer $TANDEM_METRICS_TOKEN`, and without that
+// variable it does not exist (404), so an instance never shows its internals by accident.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
-import { isLoopbackHost } from '../config.js'
+import type { AuthMode } from '../config.js'
 import { AppError } from '../http/problem.js'
 import type { Metrics } from './metrics.js'
 
@@ -23,7 +24,7 @@ function tokenMatches(header: string | undefined, token: string): boolean {
   return match !== null && timingSafeEqual(digest(match[1] as string), digest(token))
 }
 
-async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics; host: string; token: string | null }): Promise<void> {
+async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics; auth: AuthMode; token: string | null }): Promise<void> {
   const { metrics } = options
   app.decorate('metrics', metrics)
 
@@ -33,7 +34,8 @@ async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics; 
     done()
   })
 
-  const open = isLoopbackHost(options.host)
+  // A loopback bind is not enough: a reverse proxy on the same host makes every visitor a loopback peer.
+  const open = options.auth === 'local'
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (!open) {
       if (options.token === null) throw new AppError('not-found', 'No route matches GET /metrics.')

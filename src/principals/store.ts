@@ -65,7 +65,7 @@ export interface KeyRequest {
   name: string
   /** Defaults to `defaultHandle(name)`; an existing handle gets a new key for the same principal. */
   handle?: string
-  /** For a new person: defaults to `member`. For an existing one: must match (or be left out). */
+  /** For a new person: defaults to `member`. For an existing one: must match (or be left out); an admin's needs it, with `handle`. */
   role?: 'admin' | 'member'
   /** An agent key: the agent (of that workspace) it acts for. */
   agentId?: string
@@ -78,6 +78,7 @@ async function principalForKey(trx: Kysely<Database>, request: KeyRequest): Prom
   const agentId = request.agentId?.toLowerCase()
   if (agentId !== undefined && request.role !== undefined) throw new KeyRequestError('an agent key has the role agent: leave out --role')
   let principal = await findPrincipalByHandle(trx, request.workspaceId, handle)
+  const created = !principal
   if (!principal) {
     if (agentId !== undefined && !(await findAgent(trx, request.workspaceId, agentId))) {
       throw new KeyRequestError(`agent ${agentId} does not exist in this workspace`)
@@ -102,6 +103,11 @@ async function principalForKey(trx: Kysely<Database>, request: KeyRequest): Prom
   }
   if (agentId === undefined && principal.role === 'agent') {
     throw new KeyRequestError(`handle "${handle}" is agent ${principal.agentId}'s; add --agent ${principal.agentId} or choose another --handle`)
+  }
+  // An admin's key is never made by accident: a name whose default handle is an admin's (`--name Local` → @local)
+  // must say both who (--handle) and what (--role admin) it means.
+  if (!created && principal.role === 'admin' && (request.handle === undefined || request.role !== 'admin')) {
+    throw new KeyRequestError(`handle "${handle}" is an admin; a new key of it needs both --handle ${handle} and --role admin (otherwise choose another --handle)`)
   }
   if (request.role !== undefined && request.role !== principal.role) {
     throw new KeyRequestError(`handle "${handle}" is a${principal.role === 'admin' ? 'n' : ''} ${principal.role}; a new key of it has that role (leave out --role)`)

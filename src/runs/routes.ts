@@ -179,17 +179,27 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (caller.role !== 'agent' || caller.agentId === null) throw new AppError('forbidden', 'Only an agent key may claim tasks.')
       const agentId = caller.agentId
       const { workspaceId } = request.principal
-      const deadline = Date.now() + (request.body?.waitSeconds ?? 0) * 1000
-      for (;;) {
-        const token = newToken()
-        const at = new Date()
-        const task = await claimOldestTask(db, agentId, workspaceId, at.toISOString(), new Date(at.getTime() + settings.taskLeaseS * 1000).toISOString(), hashToken(token))
-        if (task) {
-          const [run, agent] = await Promise.all([findRun(db, workspaceId, task.run_id), findAgent(db, workspaceId, agentId)])
-          if (run && agent) return buildTaskPayload(db, { task, token, run, agent, base: publicBase(app) })
+      const waitSeconds = request.body?.waitSeconds ?? 0
+      const deadline = Date.now() + waitSeconds * 1000
+      // A long poll holds a connection: it takes a fair share of the slots (src/http/rate-limit-slots.ts).
+      const release = waitSeconds > 0 ? app.heldRequests.take(caller.principalId, request.ip) : undefined
+      try {
+        return await claimUntil(deadline)
+      } finally {
+        release?.()
+      }
+      async function claimUntil(deadline: number) {
+        for (;;) {
+          const token = newToken()
+          const at = new Date()
+          const task = await claimOldestTask(db, agentId, workspaceId, at.toISOString(), new Date(at.getTime() + settings.taskLeaseS * 1000).toISOString(), hashToken(token))
+          if (task) {
+            const [run, agent] = await Promise.all([findRun(db, workspaceId, task.run_id), findAgent(db, workspaceId, agentId)])
+            if (run && agent) return buildTaskPayload(db, { task, token, run, agent, base: publicBase(app) })
+          }
+          if (Date.now() >= deadline || request.raw.destroyed) return reply.code(204).send(null)
+          await new Promise((resolve) => setTimeout(resolve, Math.min(CLAIM_POLL_MS, Math.max(deadline - Date.now(), 0))))
         }
-        if (Date.now() >= deadline || request.raw.destroyed) return reply.code(204).send(null)
-        await new Promise((resolve) => setTimeout(resolve, Math.min(CLAIM_POLL_MS, Math.max(deadline - Date.now(), 0))))
       }
     },
   )

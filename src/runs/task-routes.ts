@@ -1,8 +1,9 @@
 // POST /api/tasks/{taskId}/result: an agent answers a task. Registered outside the API-key authentication of
-// the other /api routes: the caller shows the task's own token (result.token) or an agent key of its agent.
+// the other /api routes (behind the same rate limits, see app.ts): the caller shows the task's own token
+// (result.token) or an agent key of its agent.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { AppError, notFound } from '../http/problem.js'
+import { AppError } from '../http/problem.js'
 import { ProblemResponses } from '../http/schemas.js'
 import { findPrincipalByKey } from '../principals/store.js'
 import { answerProblems } from './answer.js'
@@ -18,12 +19,15 @@ declare module 'fastify' {
 }
 
 const unauthorized = (detail: string) => new AppError('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="tandem"' })
+const refused = () => unauthorized('The token is neither this task\'s result.token nor an agent key of its agent.')
 
 export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
   app.decorateRequest('task', undefined)
 
-  // Who may answer: the holder of the task's current token, or an agent key of the task's agent.
+  // Who may answer: the holder of the task's current token, or an agent key of the task's agent. Every other
+  // credential — a made-up one, a revoked key, a valid key of another agent or workspace, any key for a task that
+  // does not exist — gets the same 401, so that answers tell neither a valid key nor a task id from a guess.
   async function authenticate(request: FastifyRequest): Promise<void> {
     const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')
     if (!match) throw unauthorized('Send the task\'s result.token (or an agent key of its agent) as Authorization: Bearer <token>.')
@@ -32,19 +36,16 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const task = /^[0-9a-fA-F-]{36}$/.test(taskId) ? await findTask(db, taskId.toLowerCase()) : undefined
     if (credential.startsWith('tdt_')) {
       const hash = hashToken(credential)
-      if (!task) throw unauthorized('The token is not the token of this task.')
-      if (task.token_hash === hash) {
+      if (task?.token_hash === hash) {
         request.task = task
         return
       }
       // A token a re-claim replaced: the right task, but it no longer takes this token's answer.
-      if ((JSON.parse(task.past_token_hashes) as string[]).includes(hash)) throw new AppError('task-closed', 'This task was claimed again after your lease ran out; your token no longer answers it.')
-      throw unauthorized('The token is not the token of this task.')
+      if (task && (JSON.parse(task.past_token_hashes) as string[]).includes(hash)) throw new AppError('task-closed', 'This task was claimed again after your lease ran out; your token no longer answers it.')
+      throw refused()
     }
     const principal = await findPrincipalByKey(db, credential)
-    if (!principal) throw unauthorized('The token is not the token of this task, nor a valid API key.')
-    if (!task || task.workspace_id !== principal.workspaceId) throw notFound('Task')
-    if (principal.agentId !== task.agent_id) throw new AppError('forbidden', 'Only the task\'s token or an agent key of the task\'s agent may answer it.')
+    if (!principal || !task || task.workspace_id !== principal.workspaceId || principal.agentId !== task.agent_id) throw refused()
     request.task = task
   }
 

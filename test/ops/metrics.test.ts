@@ -91,3 +91,42 @@ describe('metrics off a loopback bind', () => {
     assert.match(ok.body, /^# TYPE tandem_runs_total counter$/m)
   })
 })
+
+// Issue 28: with TANDEM_AUTH=required on a loopback bind (the reverse-proxy set-up), a proxied request read the metrics.
+describe('metrics behind a reverse proxy on a loopback bind', () => {
+  const token = 'metrics-token-0123456789'
+  const proxied = { host: 'tandem.example.com', 'x-forwarded-for': '203.0.113.9' }
+  let required: FastifyInstance
+  let requiredWithToken: FastifyInstance
+  before(async () => {
+    required = await build('sqlite', { HOST: '127.0.0.1', TANDEM_AUTH: 'required' })
+    requiredWithToken = await build('sqlite', { HOST: '127.0.0.1', TANDEM_AUTH: 'required', TANDEM_METRICS_TOKEN: token })
+  })
+  after(async () => {
+    await required.close()
+    await requiredWithToken.close()
+  })
+
+  it('is a 404 without TANDEM_METRICS_TOKEN, proxied or direct', async () => {
+    for (const headers of [proxied, {}]) {
+      const res = await send(required, 'GET', '/metrics', undefined, headers)
+      assert.equal(res.statusCode, 404)
+      assert.doesNotMatch(res.body, /http_request_duration_seconds/)
+    }
+  })
+
+  it('needs the token when TANDEM_METRICS_TOKEN is set', async () => {
+    assert.equal((await send(requiredWithToken, 'GET', '/metrics', undefined, proxied)).statusCode, 401)
+    assert.equal((await send(requiredWithToken, 'GET', '/metrics', undefined, { ...proxied, authorization: `Bearer ${token}` })).statusCode, 200)
+  })
+
+  it('stays open in local mode, to direct requests only', async () => {
+    const local = await build('sqlite', { HOST: '127.0.0.1', TANDEM_AUTH: 'local' })
+    try {
+      assert.equal((await send(local, 'GET', '/metrics')).statusCode, 200)
+      assert.equal((await send(local, 'GET', '/metrics', undefined, proxied)).statusCode, 403)
+    } finally {
+      await local.close()
+    }
+  })
+})

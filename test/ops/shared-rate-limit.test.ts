@@ -34,8 +34,11 @@ async function startRedis(port: number): Promise<ChildProcess> {
   throw new Error('redis-server did not start')
 }
 
+// Required mode: /metrics needs its token.
+const METRICS_TOKEN = 'metrics-token-0123456789'
+
 const metricValue = async (app: FastifyInstance, name: string) => {
-  const body = (await send(app, 'GET', '/metrics')).body
+  const body = (await send(app, 'GET', '/metrics', undefined, { authorization: `Bearer ${METRICS_TOKEN}` })).body
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1] ?? 'NaN')
 }
 
@@ -51,7 +54,7 @@ for (const dialect of dialects()) {
       port = await freePort()
       redis = await startRedis(port)
       database = await freshDatabase(dialect)
-      const env = { LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, TANDEM_WORKERS: '0', TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '10/minute', TANDEM_PEER_RATE_LIMIT: 'off', TANDEM_REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: database.url }
+      const env = { LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, TANDEM_WORKERS: '0', TANDEM_AUTH: 'required', TANDEM_METRICS_TOKEN: METRICS_TOKEN, TANDEM_RATE_LIMIT: '10/minute', TANDEM_PEER_RATE_LIMIT: 'off', TANDEM_REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_URL: database.url }
       instances = []
       for (let i = 0; i < 2; i++) {
         const app = await buildApp(loadConfig(env), { connect: { schema: database.schema, poolSize: 2 } })

@@ -102,7 +102,7 @@ for (const dialect of dialects()) {
     })
 
     it('the local admin holds the handle local in default', async () => {
-      const key = await createApiKey(app.database.db, { workspaceId, name: 'local admin key', handle: 'local' })
+      const key = await createApiKey(app.database.db, { workspaceId, name: 'local admin key', handle: 'local', role: 'admin' })
       assert.equal(key.principalId, LOCAL_ADMIN_ID)
       assert.equal(key.principal.role, 'admin')
     })
@@ -169,7 +169,7 @@ for (const dialect of dialects()) {
       const lines = await createKeyCommand(db, { name: 'Ops Team', role: 'admin', workspace: 'cli-ws' })
       assert.match(lines[0] as string, /@ops-team, role admin, workspace cli-ws$/)
       assert.match(lines[2] as string, /^tdm_/)
-      const again = await createKeyCommand(db, { name: 'Ops laptop', handle: 'ops-team', workspace: 'cli-ws' })
+      const again = await createKeyCommand(db, { name: 'Ops laptop', handle: 'ops-team', role: 'admin', workspace: 'cli-ws' })
       assert.equal(again[0]?.split('principal ')[1]?.split(' ')[0], lines[0]?.split('principal ')[1]?.split(' ')[0])
       await assert.rejects(createKeyCommand(db, { workspace: 'cli-ws' }), UsageError)
       await assert.rejects(createKeyCommand(db, { name: 'n', role: 'owner', workspace: 'cli-ws' }), /--role must be admin or member/)

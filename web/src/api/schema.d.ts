@@ -473,7 +473,7 @@ export interface paths {
         };
         /**
          * Follow a stream's events (Server-Sent Events) or read them in pages
-         * @description With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` or `?after=`, else new events only, with a `: keep-alive` comment every 15 s. Otherwise a page of events after `?after=` (or `?cursor=`), oldest first. An `after` older than the events kept is a 410 `events-expired`.
+         * @description With `Accept: text/event-stream`: Server-Sent Events (`id:`, `event:` = type, `data:` = the event) after `Last-Event-ID` or `?after=`, else new events only, with a `: keep-alive` comment every 15 s; the stream ends after TANDEM_SSE_MAX_LIFETIME_S (reconnect with `Last-Event-ID`), and one key may hold only a share of the connections (429 past it). Otherwise a page of events after `?after=` (or `?cursor=`), oldest first: at most `limit` events and at most 1 MiB (fewer events, with `nextCursor`). An `after` older than the events kept is a 410 `events-expired`.
          */
         get: operations["listStreamEvents"];
         put?: never;
@@ -875,26 +875,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/hooks/{hookId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Fire a stream trigger from another system (Standard Webhooks signature, no API key)
-         * @description The body (a JSON object, at most 64 KiB) is the runs' input. A webhook-id already answered in the last 24 hours gets that answer again (200) and starts nothing.
-         */
-        post: operations["callInboundHook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/tasks/{taskId}/result": {
         parameters: {
             query?: never;
@@ -909,6 +889,26 @@ export interface paths {
          * @description Body: `{ "output": { "text": "…" } }`, `{ "output": { "content": <rich text> } }` or `{ "error": { "detail": "…" } }`. Authorization: Bearer <result.token> or an agent key of the task's agent. 409 `task-closed` when the task is already answered, canceled or superseded.
          */
         post: operations["submitTaskResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{hookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fire a stream trigger from another system (Standard Webhooks signature, no API key)
+         * @description The body (a JSON object, at most 64 KiB) is the runs' input. A webhook-id already answered in the last 24 hours gets that answer again (200) and starts nothing.
+         */
+        post: operations["callInboundHook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10038,112 +10038,6 @@ export interface operations {
             };
         };
     };
-    callInboundHook: {
-        parameters: {
-            query?: never;
-            header?: {
-                "webhook-id"?: string;
-                "webhook-timestamp"?: string;
-                "webhook-signature"?: string;
-            };
-            path: {
-                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-                hookId: string;
-            };
-            cookie?: never;
-        };
-        /** @description any JSON object, at most 64 KiB: the runs' input */
-        requestBody: {
-            content: {
-                "application/json": {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InboundHookAnswer"];
-                };
-            };
-            /** @description Default Response */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InboundHookAnswer"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     submitTaskResult: {
         parameters: {
             query?: never;
@@ -10234,6 +10128,112 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    callInboundHook: {
+        parameters: {
+            query?: never;
+            header?: {
+                "webhook-id"?: string;
+                "webhook-timestamp"?: string;
+                "webhook-signature"?: string;
+            };
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                hookId: string;
+            };
+            cookie?: never;
+        };
+        /** @description any JSON object, at most 64 KiB: the runs' input */
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundHookAnswer"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundHookAnswer"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
