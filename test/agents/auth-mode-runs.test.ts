@@ -17,7 +17,8 @@ for (const dialect of dialects()) {
     let credentialId: string
 
     before(async () => {
-      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' })
+      // Its own database on PostgreSQL: graphile-worker's runners on a shared test database are stopped by other files' (helpers.ts).
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
       anthropic = await startAnthropicFake(null)
       streamId = await createStream(app)
       const credential = await send(app, 'POST', '/api/credentials', { name: 'key', secret: SECRET })

@@ -106,7 +106,7 @@ for (const dialect of dialects()) {
     const fakes = {} as Fakes
 
     before(async () => {
-      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_POLL_INTERVAL_MS: '100', TANDEM_DISPATCH_ATTEMPTS: '2', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' })
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_POLL_INTERVAL_MS: '100', TANDEM_DISPATCH_ATTEMPTS: '2', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
       fakes.anthropic = await startAnthropicFake(SECRET)
       fakes.mistral = await startMistralFake(SECRET)
       fakes.elevenlabs = await startElevenLabsFake(SECRET)
