@@ -23,7 +23,9 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
       { name: 'TANDEM_RATE_LIMIT', default: '1200/minute with keys, else off', meaning: '<requests>/<second|minute|hour> per API key, or off' },
       { name: 'TANDEM_PEER_RATE_LIMIT', default: 'TANDEM_RATE_LIMIT', meaning: 'the same, per peer address, before authentication' },
       { name: 'TANDEM_REDIS_URL', default: '(none)', meaning: 'redis://host:port: one rate limit shared by every instance' },
-      { name: 'TANDEM_METRICS_TOKEN', default: '(none)', meaning: 'Bearer token for /metrics off a loopback bind' },
+      { name: 'TANDEM_METRICS_TOKEN', default: '(none)', meaning: 'Bearer token for /metrics outside local auth mode (without it, /metrics is a 404 there)' },
+      { name: 'TANDEM_MAX_STREAMS_PER_KEY', default: 'an eighth of TANDEM_MAX_CONNECTIONS', meaning: 'event streams and waiting task claims one principal may hold at once' },
+      { name: 'TANDEM_MAX_STREAMS_PER_PEER', default: 'a quarter of TANDEM_MAX_CONNECTIONS', meaning: 'the same, per peer address' },
     ],
   },
   {
@@ -44,6 +46,15 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
       { name: 'TANDEM_DISPATCH_TIMEOUT_MS', default: '30000', meaning: 'time limit of one delivery to an agent' },
       { name: 'TANDEM_DISPATCH_ATTEMPTS', default: '5', meaning: 'deliveries of a task before it fails as unreachable' },
       { name: 'TANDEM_POLL_INTERVAL_MS', default: '10000', meaning: 'how often a slow vendor is asked again' },
+      { name: 'TANDEM_ASSET_MAX_BYTES', default: '1048576', meaning: 'the largest avatar image POST /api/assets takes (at most 16 MiB)' },
+      { name: 'TANDEM_TOOL_TIMEOUT_MS', default: '30000', meaning: 'one MCP operation (listing tools, calling one), connecting included' },
+    ],
+  },
+  {
+    group: 'Operators',
+    settings: [
+      { name: 'TANDEM_CLAIM_TTL_S', default: '900', meaning: 'how long a claim on an inbox item lasts' },
+      { name: 'TANDEM_HOOK_RATE_LIMIT', default: '120/minute', meaning: 'calls one inbound hook takes, or off' },
     ],
   },
   {
@@ -61,6 +72,7 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
       { name: 'TANDEM_EVENT_RETENTION_DAYS', default: '7', meaning: 'events older than this are purged' },
       { name: 'TANDEM_SSE_KEEPALIVE_MS', default: '15000', meaning: 'keep-alive comment interval on event streams' },
       { name: 'TANDEM_SSE_MAX_BUFFER_BYTES', default: '1048576', meaning: 'an event stream further behind is dropped (the client resumes)' },
+      { name: 'TANDEM_SSE_MAX_LIFETIME_S', default: '3600', meaning: 'an event stream ends after this long (the client resumes with Last-Event-ID)' },
       { name: 'TANDEM_WEBHOOK_RETRY_BASE_MS', default: '5000', meaning: 'first webhook retry delay (then 4 times longer each time)' },
       { name: 'TANDEM_WEBHOOK_TIMEOUT_MS', default: '10000', meaning: 'a webhook endpoint must answer within this time' },
     ],
