@@ -1,7 +1,7 @@
 // The command palette (Ctrl+K / ⌘K): jump to a stream, an agent or a page, or run a command; and the
 // keyboard shortcuts, listed in a "?" dialog. Both are native <dialog>s (focus kept inside, Escape closes,
 // no style injected), so the strict CSP holds.
-import { useEffect, useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react'
+import { useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from 'react'
 import { useLocation } from 'wouter'
 import { agentText, useAgentLabels, useAgents } from './agents'
 import { useInbox } from './inbox'
@@ -25,18 +25,29 @@ function Modal({ open, onClose, label, className, children }: { open: boolean; o
   const ref = useRef<HTMLDialogElement>(null)
   const closeRef = useRef(onClose)
   closeRef.current = onClose
-  useEffect(() => {
+  // In the commit, not after paint: the dialog is open exactly when the state says so, with no moment in
+  // between for a key press to see one and not the other.
+  useLayoutEffect(() => {
     const dialog = ref.current
     if (!dialog) return
     if (open && !dialog.open) dialog.showModal()
     if (!open && dialog.open) dialog.close()
   }, [open])
   // However the dialog closes (Escape, the browser's close request, a click outside), the state follows.
-  useEffect(() => {
+  // Escape and the browser's close request announce themselves with `cancel`, synchronously: the state
+  // follows there and then. `close` itself comes later, as a task of its own; by then the dialog may
+  // have been opened again (Ctrl+K pressed meanwhile), and a stale close must not shut it.
+  useLayoutEffect(() => {
     const dialog = ref.current
-    const closed = () => closeRef.current()
-    dialog?.addEventListener('close', closed)
-    return () => dialog?.removeEventListener('close', closed)
+    if (!dialog) return
+    const cancel = () => closeRef.current()
+    const closed = () => { if (!dialog.open) closeRef.current() }
+    dialog.addEventListener('cancel', cancel)
+    dialog.addEventListener('close', closed)
+    return () => {
+      dialog.removeEventListener('cancel', cancel)
+      dialog.removeEventListener('close', closed)
+    }
   }, [])
   return (
     <dialog ref={ref} aria-label={label} className={className} onClick={(e) => { if (e.target === ref.current) onClose() }}>
@@ -144,13 +155,15 @@ export function useCommands() {
   const [palette, setPalette] = useState(false)
   const [shortcuts, setShortcuts] = useState(false)
   const [, navigate] = useLocation()
-  useEffect(() => {
+  // Attached in the commit, before the page is painted: a key pressed as soon as the page shows is heard.
+  useLayoutEffect(() => {
     let pendingG = 0
     const onKey = (event: globalThis.KeyboardEvent) => {
       if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k') {
+        // Opens, never toggles: a second press while the palette is (or seems) open leaves it open.
         event.preventDefault()
         setShortcuts(false)
-        setPalette((open) => !open)
+        setPalette(true)
         return
       }
       if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target) || document.querySelector('dialog[open]')) return
