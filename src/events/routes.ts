@@ -10,6 +10,7 @@ import { EVENT_ID_PATTERN, StreamEvent } from './schemas.js'
 import { streamHead } from './store.js'
 import { eventPageJson, readEventSlice } from './budget.js'
 import { SseConnection } from './sse.js'
+import { openEventStream } from '../http/event-stream.js'
 
 const EVENT_ID = new RegExp(EVENT_ID_PATTERN)
 const EventId = Type.String({ pattern: EVENT_ID_PATTERN, description: 'a decimal event id such as 42 (0: from the start)' })
@@ -95,21 +96,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return reply.type('application/json; charset=utf-8').send(eventPageJson(slice))
       }
 
-      // A fair share of the connection slots (src/http/rate-limit-slots.ts): past it, a 429 before the stream opens.
-      const release = app.heldRequests.take(request.principal.principalId, request.ip)
-      reply.hijack()
-      const raw = reply.raw
-      raw.once('close', release)
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      })
-      raw.flushHeaders()
-      app.metrics.sseClients.inc()
-      raw.once('close', () => app.metrics.sseClients.dec())
+      const raw = openEventStream(request, reply)
       const connection = new SseConnection(raw, db, stream.id, position ?? head.lastId, app.events, { keepAliveMs: sseKeepAliveMs, maxBufferBytes: sseMaxBufferBytes, maxLifetimeMs: sseMaxLifetimeMs }, request.log)
       if (raw.destroyed) connection.close()
     },

@@ -6,6 +6,7 @@ import { Page, PageQuery, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
 import { findRun } from '../runs/store.js'
+import { openEventStream } from '../http/event-stream.js'
 import { claimItem, releaseItem } from './claims.js'
 import { decisionItemOf, inboxOf, mayDecide, sortKey } from './items.js'
 import { InboxConnection } from './live.js'
@@ -45,22 +46,7 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      // A fair share of the connection slots, as the stream feeds take (src/http/rate-limit-slots.ts): a 429 past it.
-      const release = app.heldRequests.take(request.principal.principalId, request.ip)
-      reply.hijack()
-      const raw = reply.raw
-      raw.once('close', release)
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      })
-      raw.flushHeaders()
-      // Counted with the stream feeds in tandem_sse_clients.
-      app.metrics.sseClients.inc()
-      raw.once('close', () => app.metrics.sseClients.dec())
+      const raw = openEventStream(request, reply)
       const connection = new InboxConnection(raw, db, app.events, request.principal, { keepAliveMs: app.config.sseKeepAliveMs, maxBufferBytes: app.config.sseMaxBufferBytes }, request.log)
       if (raw.destroyed) connection.close()
     },
