@@ -3,7 +3,7 @@
 // runs. Tool approvals and questions join as two more sources.
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { normalizeHandle } from '../principals/handles.js'
+import { mayDecide } from '../runs/pool.js'
 import type { Principal } from '../principals/store.js'
 import type { PhaseRun, Run } from '../runs/schemas.js'
 import type { InboxItem } from './schemas.js'
@@ -14,12 +14,8 @@ export const MAX_WAITING_RUNS = 5000
 
 export type Caller = Pick<Principal, 'principalId' | 'handle' | 'role' | 'workspaceId'>
 
-/** The pool rule of RUNS.md: the pool's handles; with an empty pool, any admin or member. Escalation joins here. */
-export function mayDecide(caller: Caller, phase: Pick<PhaseRun, 'operatorPool'>): boolean {
-  if (caller.role === 'agent') return false
-  const pool = phase.operatorPool.map(normalizeHandle)
-  return pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : pool.includes(normalizeHandle(caller.handle))
-}
+/** The pool rule of RUNS.md, kept in one place (src/runs/pool.ts). Escalation joins there. */
+export { mayDecide }
 
 export const itemKey = (item: Pick<InboxItem, 'kind' | 'phaseRunId' | 'callId'>) => `${item.kind}:${item.phaseRunId}:${item.callId ?? ''}`
 

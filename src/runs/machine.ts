@@ -240,6 +240,8 @@ export async function phaseFailed(t: Transition, run: Run, phaseRunId: string, p
 export interface Decider {
   principalId: string
   handle: string | null
+  /** an admin outside the phase's pool decided it with `override: true` */
+  override?: true
 }
 
 export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people' | 'too-many-attempts'; detail: string }
@@ -256,7 +258,7 @@ export async function decide(t: Transition, run: Run, phase: PhaseRun, decision:
     return { refused: 'too-many-attempts', detail: `Phase "${phase.phaseName}" has had ${phase.attempts} attempts, the most a phase may have (${MAX_ATTEMPTS_PER_PHASE}): approve or reject it.` }
   }
   const before = snapshotOf(run)
-  phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now() })
+  phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now(), ...(decider.override ? { override: true } : {}) })
   if (decision === 'approve') {
     if (people && note !== null) {
       const message = await postMessage(t, run, decider.principalId, 'principal', contentOf(note))

@@ -12,7 +12,7 @@ import { requireStream } from '../streams/store.js'
 import { CycleParams } from '../cycles/schemas.js'
 import { hashToken, newToken } from './machine.js'
 import { claimOldestTask, findRun, listRuns } from './store.js'
-import { cancel, checkRunInput, decidePhase, fireTrigger, startRun, type Actor } from './service.js'
+import { cancel, checkRunInput, decidePhase, fireTrigger, startRun, type Actor, type Caller } from './service.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { findAgent } from '../agents/store.js'
 import {
@@ -26,6 +26,7 @@ const actorOf = (request: FastifyRequest): Actor => ({
   principalId: request.principal.principalId,
   traceparent: traceparentFor(request),
 })
+const callerOf = (request: FastifyRequest): Actor & Caller => ({ ...actorOf(request), role: request.principal.role, handle: request.principal.handle })
 
 export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
@@ -125,12 +126,14 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'cancelRun',
         tags: ['runs'],
         summary: 'Cancel a run',
-        description: 'Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`.',
+        description:
+          'Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`. ' +
+          'Who may cancel: the principal who started the run, the operatorPool of a phase it waits on (as for deciding), or an admin; anyone else 403.',
         params: RunIdParams,
         response: { 200: Run, ...ProblemResponses },
       },
     },
-    async (request, reply) => reply.withTransaction((trx) => cancel({ settings }, trx, actorOf(request), request.params.runId.toLowerCase())),
+    async (request, reply) => reply.withTransaction((trx) => cancel({ settings }, trx, callerOf(request), request.params.runId.toLowerCase())),
   )
 
   app.post(
@@ -142,6 +145,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Approve, revise or reject a phase awaiting a decision',
         description:
           'Who decides: a principal whose handle is in the phase\'s operatorPool; with an empty pool, any admin or member. ' +
+          'An admin outside the pool may decide with `override: true` (recorded on the decision as `override: true`); `override` from a non-admin is a 403. ' +
           '`revise` needs a `note` (422 without) and is refused on people\'s work (nil agent).',
         params: DecisionParams,
         body: DecisionBody,
@@ -156,6 +160,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
           phaseRunId: request.params.phaseRunId.toLowerCase(),
           decision: request.body.decision,
           note: request.body.note ?? null,
+          override: request.body.override === true,
         }),
       )
     },

@@ -30,6 +30,7 @@ export const Decision = Type.Object(
     principalId: Type.String(),
     handle: Nullable(Type.String()),
     at: Timestamp,
+    override: Type.Optional(Type.Literal(true, { description: 'present when an admin outside the phase\'s operatorPool decided it with `override: true`' })),
   },
   { title: 'RunDecision' },
 )
@@ -114,6 +115,7 @@ export const DecisionBody = Type.Object(
   {
     decision: StringEnum(['approve', 'revise', 'reject']),
     note: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })),
+    override: Type.Optional(Type.Boolean({ description: 'an admin outside the phase\'s operatorPool decides it anyway (recorded on the decision); 403 from anyone else' })),
   },
   { additionalProperties: false, title: 'Decision' },
 )

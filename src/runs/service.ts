@@ -12,6 +12,8 @@ import { cancelRun, createRun, decide, type Decider, type Transition } from './m
 import { findTriggeredCycles } from './store.js'
 import { withLockedRun } from './locked.js'
 import type { Run } from './schemas.js'
+import { mayDecide } from './pool.js'
+import type { Principal } from '../principals/store.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import { MAX_INPUT_BYTES, MAX_RUNS_PER_TRIGGER } from './limits.js'
 
@@ -81,9 +83,20 @@ export async function fireTrigger(
   return { runs }
 }
 
-/** Cancels a run of the workspace: its unfinished phases and open tasks end. */
-export async function cancel(deps: RunDeps, trx: Kysely<Database>, actor: Actor, runId: string): Promise<Run> {
+/** Who acts on a run's phases: the principal, its role and handle. */
+export type Caller = Pick<Principal, 'principalId' | 'role' | 'handle'>
+
+/**
+ * Cancels a run of the workspace: its unfinished phases and open tasks end. Allowed to the pool of a phase the run
+ * waits on (awaiting a decision), the principal who started it, or an admin; anyone else 403, nothing changed.
+ */
+export async function cancel(deps: RunDeps, trx: Kysely<Database>, actor: Actor & Caller, runId: string): Promise<Run> {
   const outcome = await withLockedRun(trx, deps.settings, runId, actor.workspaceId, async (t, run) => {
+    const allowed =
+      actor.role === 'admin' ||
+      run.createdBy === actor.principalId ||
+      run.phases.some((phase) => phase.status === 'awaiting_decision' && mayDecide(actor, phase))
+    if (!allowed) throw new AppError('forbidden', 'Only the principal who started this run, the operator pool of a phase it waits on, or an admin may cancel it.')
     if (!(await cancelRun(t, run))) throw new AppError('run-finished', `The run has already finished (${run.status}).`)
     return run
   })
@@ -91,20 +104,29 @@ export async function cancel(deps: RunDeps, trx: Kysely<Database>, actor: Actor,
   return outcome
 }
 
-/** An operator's decision on a phase awaiting one; who may decide is checked here. */
+/**
+ * An operator's decision on a phase awaiting one; who may decide is checked here: the pool (mayDecide), or an admin
+ * outside it who says `override: true` (recorded on the decision). `override` from a non-admin is a 403; from an
+ * admin who may decide anyway it is an ordinary decision (nothing recorded).
+ */
 export async function decidePhase(
   deps: RunDeps,
   trx: Kysely<Database>,
-  caller: { workspaceId: string; role: string } & Decider,
-  input: { runId: string; phaseRunId: string; decision: 'approve' | 'revise' | 'reject'; note: string | null },
+  caller: { workspaceId: string } & Caller,
+  input: { runId: string; phaseRunId: string; decision: 'approve' | 'revise' | 'reject'; note: string | null; override: boolean },
 ): Promise<Run> {
+  if (input.override && caller.role !== 'admin') throw new AppError('forbidden', 'Only an admin may decide with `override`.')
   const outcome = await withLockedRun(trx, deps.settings, input.runId, caller.workspaceId, async (t, run) => {
     const phase = run.phases.find((p) => p.id === input.phaseRunId)
     if (!phase) throw notFound('Phase')
-    const pool = phase.operatorPool.map(normalizeHandle)
-    const allowed = pool.length === 0 ? caller.role === 'admin' || caller.role === 'member' : pool.includes(caller.handle as string)
-    if (!allowed) throw new AppError('forbidden', `Only ${pool.map((h) => `@${h}`).join(', ')} may decide phase "${phase.phaseName}".`)
-    const result = await decide(t, run, phase, input.decision, input.note, { principalId: caller.principalId, handle: caller.handle })
+    const pooled = mayDecide(caller, phase)
+    if (!pooled && !input.override) {
+      const pool = phase.operatorPool.map((h) => `@${normalizeHandle(h)}`).join(', ')
+      const hint = caller.role === 'admin' ? ' As an admin you may decide it anyway with `"override": true` (recorded).' : ''
+      throw new AppError('forbidden', `Only ${pool} may decide phase "${phase.phaseName}".${hint}`)
+    }
+    const decider: Decider = { principalId: caller.principalId, handle: caller.handle, ...(pooled ? {} : { override: true as const }) }
+    const result = await decide(t, run, phase, input.decision, input.note, decider)
     if ('refused' in result) {
       if (result.refused === 'not-awaiting-decision') throw new AppError('not-awaiting-decision', result.detail)
       if (result.refused === 'too-many-attempts') throw new AppError('too-many-attempts', result.detail)

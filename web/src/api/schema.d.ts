@@ -643,7 +643,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`.
+         * @description Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`. Who may cancel: the principal who started the run, the operatorPool of a phase it waits on (as for deciding), or an admin; anyone else 403.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -663,7 +663,7 @@ export interface paths {
         put?: never;
         /**
          * Approve, revise or reject a phase awaiting a decision
-         * @description Who decides: a principal whose handle is in the phase's operatorPool; with an empty pool, any admin or member. `revise` needs a `note` (422 without) and is refused on people's work (nil agent).
+         * @description Who decides: a principal whose handle is in the phase's operatorPool; with an empty pool, any admin or member. An admin outside the pool may decide with `override: true` (recorded on the decision as `override: true`); `override` from a non-admin is a 403. `revise` needs a `note` (422 without) and is refused on people's work (nil agent).
          */
         post: operations["decidePhase"];
         delete?: never;
@@ -1202,6 +1202,8 @@ export interface components {
             /** @enum {string} */
             decision: "approve" | "revise" | "reject";
             note?: string;
+            /** @description an admin outside the phase's operatorPool decides it anyway (recorded on the decision); 403 from anyone else */
+            override?: boolean;
         };
         /** DraftCycle */
         DraftCycle: {
@@ -1576,6 +1578,11 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             at: string;
+            /**
+             * @description present when an admin outside the phase's operatorPool decided it with `override: true`
+             * @enum {boolean}
+             */
+            override?: true;
         };
         /** RunPage */
         RunPage: {
