@@ -16,7 +16,7 @@ import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { phaseAnswered, phaseFailed, runProblem, taskToken, type Transition } from './machine.js'
-import { DELIVER_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import { DELIVER_TASK_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { readAgentSecret } from './secrets.js'
@@ -108,7 +108,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       const at = Date.now()
       const ok = await leaseTask(trx, task.id, new Date(at).toISOString(), new Date(at + leaseMs).toISOString())
       // The watchdog: delivers again if this instance (or the lease holder) dies before it is done.
-      await enqueueJob(trx, DELIVER_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) })
+      await enqueueJob(trx, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) })
       return ok
     })
     if (!leased) return
@@ -144,7 +144,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
         if (dialect === 'postgres') await releaseTaskLease(trx, task.id)
-        await enqueueJob(trx, DELIVER_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
+        await enqueueJob(trx, DELIVER_TASK_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
       })
       return
     }
