@@ -15,10 +15,11 @@ import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
-import { phaseAnswered, phaseFailed, runProblem, taskToken, type Transition } from './machine.js'
+import { phaseAnswered, phaseFailed, runProblem, taskToken } from './machine.js'
 import { DELIVER_TASK_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
-import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
+import { closeTask, findRun, findTask, leaseTask, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
+import { withLockedRun } from './locked.js'
 import { readAgentSecret } from './secrets.js'
 import { outboundClient } from './outbound.js'
 import { deadline } from '../net/deadline.js'
@@ -37,14 +38,14 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
   return db.transaction().execute(async (trx) => {
     const task = await findTask(trx, taskId)
     if (!task) return 'closed'
-    const locked = await lockRun(trx, task.run_id)
-    if (!locked) return 'closed'
-    if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed'
-    await removeJob(trx, timeoutKey(task.id))
-    const t: Transition = { db: trx, workspaceId: locked.workspaceId, settings, traceparent: locked.traceparent }
-    if ('output' in settlement) await phaseAnswered(t, locked.run, task.phase_run_id, settlement.output)
-    else await phaseFailed(t, locked.run, task.phase_run_id, settlement.problem)
-    return 'settled'
+    const settled = await withLockedRun(trx, settings, task.run_id, null, async (t, run) => {
+      if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed' as const
+      await removeJob(trx, timeoutKey(task.id))
+      if ('output' in settlement) await phaseAnswered(t, run, task.phase_run_id, settlement.output)
+      else await phaseFailed(t, run, task.phase_run_id, settlement.problem)
+      return 'settled' as const
+    })
+    return settled ?? 'closed'
   })
 }
 
