@@ -28,7 +28,7 @@ import type { RunProblem } from './schemas.js'
 
 const LEASE_MARGIN_MS = 5000
 
-export type Settlement = { output: AgentOutput } | { problem: RunProblem }
+type Settlement = { output: AgentOutput } | { problem: RunProblem }
 
 /**
  * Closes an open task and moves its phase on, in one transaction: the run is locked first, so a cancel or a

@@ -14,8 +14,8 @@ import { deadline } from '../../net/deadline.js'
 import { backoffMs } from '../../net/backoff.js'
 import { DELIVER_WEBHOOK_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
-export const MAX_ATTEMPTS = 8
-export const DISABLE_AFTER_FAILURES = 50
+const MAX_ATTEMPTS = 8
+const DISABLE_AFTER_FAILURES = 50
 const MAX_ERROR_LENGTH = 500
 
 const guards = new WeakMap<FastifyInstance, EgressGuard>()
@@ -78,7 +78,7 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
 }
 
 /** Runs one attempt of a delivery, if it is still pending, and records its outcome. */
-export async function attemptDelivery(app: FastifyInstance, deliveryId: string, shutdown: AbortSignal): Promise<void> {
+async function attemptDelivery(app: FastifyInstance, deliveryId: string, shutdown: AbortSignal): Promise<void> {
   const { db } = app.database
   const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst()
   if (!delivery || delivery.status !== 'pending') return

@@ -35,7 +35,7 @@ export function toWebhook(row: WebhookRow): Webhook {
   }
 }
 
-export function toDelivery(row: DeliveryRow): WebhookDelivery {
+function toDelivery(row: DeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     eventId: String(row.event_id),

@@ -21,7 +21,7 @@ const ACCEPTED: Record<ProviderType, readonly AuthMode[]> = {
 }
 
 /** What the rules read of an agent: `hasCredential` is true when it names a credential (credentialId set). */
-export interface AuthFields {
+interface AuthFields {
   providerType: string
   authMode: AuthMode | null
   hasCredential: boolean
@@ -53,7 +53,7 @@ export function authModeProblem(agent: AuthFields): string | null {
 }
 
 /** The agent as its adapter sees it: an effective authMode, and no secret when nothing is to be sent. */
-export function targetFor(agent: AgentTarget): AgentTarget {
+function targetFor(agent: AgentTarget): AgentTarget {
   const authMode = effectiveAuthMode(fieldsOf(agent))
   const keepsSecret = authMode !== 'none' || agent.providerType === 'custom_webhook'
   return { ...agent, authMode, secret: keepsSecret ? agent.secret : null }
