@@ -2,8 +2,8 @@
 import Type, { type Static } from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { Name } from '../http/names.js'
+import { PROVIDER_TYPES } from '../runs/adapters/index.js'
 
-export const PROVIDER_TYPES = ['custom_webhook', 'custom_token_only', 'claude', 'mistral', 'elevenlabs', 'copilot_studio', 'cursor'] as const
 export const AUTH_MODES = ['api_key', 'direct_line', 'none'] as const
 
 export const ProviderType = StringEnum(PROVIDER_TYPES)

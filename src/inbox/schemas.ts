@@ -3,7 +3,6 @@ import Type, { type Static } from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 
 export const INBOX_KINDS = ['decision', 'tool_approval', 'question'] as const
-export type InboxKind = (typeof INBOX_KINDS)[number]
 
 export const InboxItem = Type.Object(
   {

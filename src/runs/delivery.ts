@@ -15,10 +15,11 @@ import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
-import { phaseAnswered, phaseFailed, runProblem, taskToken, type Transition } from './machine.js'
-import { DELIVER_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
-import { closeTask, findRun, findTask, leaseTask, lockRun, releaseTaskLease, type TaskRow } from './store.js'
+import { phaseAnswered, phaseFailed, runProblem, taskToken } from './machine.js'
+import { DELIVER_TASK_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import { closeTask, findRun, findTask, leaseTask, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
+import { withLockedRun } from './locked.js'
 import { readAgentSecret } from './secrets.js'
 import { outboundClient } from './outbound.js'
 import { deadline } from '../net/deadline.js'
@@ -27,7 +28,7 @@ import type { RunProblem } from './schemas.js'
 
 const LEASE_MARGIN_MS = 5000
 
-export type Settlement = { output: AgentOutput } | { problem: RunProblem }
+type Settlement = { output: AgentOutput } | { problem: RunProblem }
 
 /**
  * Closes an open task and moves its phase on, in one transaction: the run is locked first, so a cancel or a
@@ -37,14 +38,14 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
   return db.transaction().execute(async (trx) => {
     const task = await findTask(trx, taskId)
     if (!task) return 'closed'
-    const locked = await lockRun(trx, task.run_id)
-    if (!locked) return 'closed'
-    if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed'
-    await removeJob(trx, timeoutKey(task.id))
-    const t: Transition = { db: trx, workspaceId: locked.workspaceId, settings, traceparent: locked.traceparent }
-    if ('output' in settlement) await phaseAnswered(t, locked.run, task.phase_run_id, settlement.output)
-    else await phaseFailed(t, locked.run, task.phase_run_id, settlement.problem)
-    return 'settled'
+    const settled = await withLockedRun(trx, settings, task.run_id, null, async (t, run) => {
+      if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed' as const
+      await removeJob(trx, timeoutKey(task.id))
+      if ('output' in settlement) await phaseAnswered(t, run, task.phase_run_id, settlement.output)
+      else await phaseFailed(t, run, task.phase_run_id, settlement.problem)
+      return 'settled' as const
+    })
+    return settled ?? 'closed'
   })
 }
 
@@ -108,7 +109,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       const at = Date.now()
       const ok = await leaseTask(trx, task.id, new Date(at).toISOString(), new Date(at + leaseMs).toISOString())
       // The watchdog: delivers again if this instance (or the lease holder) dies before it is done.
-      await enqueueJob(trx, DELIVER_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) })
+      await enqueueJob(trx, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) })
       return ok
     })
     if (!leased) return
@@ -144,7 +145,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
         if (dialect === 'postgres') await releaseTaskLease(trx, task.id)
-        await enqueueJob(trx, DELIVER_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
+        await enqueueJob(trx, DELIVER_TASK_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
       })
       return
     }

@@ -4,13 +4,13 @@ import type { JobHandler, JobPayloads } from '../jobs/index.js'
 import { beginRun, runProblem } from './machine.js'
 import { deliverTask, settleTask } from './delivery.js'
 import { withLockedRun } from './locked.js'
-import { DELIVER_JOB, START_JOB, TIMEOUT_JOB } from './jobs.js'
+import { DELIVER_TASK_JOB, START_JOB, TIMEOUT_JOB } from './jobs.js'
 
-export const runTasks: { [K in typeof START_JOB | typeof DELIVER_JOB | typeof TIMEOUT_JOB]: JobHandler<JobPayloads[K]> } = {
+export const runTasks: { [K in typeof START_JOB | typeof DELIVER_TASK_JOB | typeof TIMEOUT_JOB]: JobHandler<JobPayloads[K]> } = {
   [START_JOB]: async ({ runId }, { app }) => {
     await app.database.db.transaction().execute((trx) => withLockedRun(trx, app.config.runs, runId, null, (t, run) => beginRun(t, run)))
   },
-  [DELIVER_JOB]: async (job, { app, signal }) => deliverTask(job, app, signal),
+  [DELIVER_TASK_JOB]: async (job, { app, signal }) => deliverTask(job, app, signal),
   [TIMEOUT_JOB]: async ({ taskId }, { app }) => {
     const seconds = app.config.runs.taskTimeoutS
     await settleTask(app.database.db, app.config.runs, taskId, { problem: runProblem('agent-timeout', `The agent did not answer within ${seconds} s (TANDEM_TASK_TIMEOUT_S).`) })

@@ -2,7 +2,7 @@
 import type { Sealed } from '../credentials/vault.js'
 
 export const START_JOB = 'runs.start'
-export const DELIVER_JOB = 'runs.deliver'
+export const DELIVER_TASK_JOB = 'runs.deliver'
 export const TIMEOUT_JOB = 'runs.task-timeout'
 
 /** The delivery job of a task: one at a time (a retry or a poll replaces it). */

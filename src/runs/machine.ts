@@ -28,7 +28,7 @@ import { FINISHED_RUN_STATUSES } from './schemas.js'
 import { MAX_ATTEMPTS_PER_PHASE } from './limits.js'
 import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot } from './transitions.js'
 import { vaultOf, type Vault } from '../credentials/vault.js'
-import { DELIVER_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
@@ -188,7 +188,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
   if (delivery === 'push') {
     const job: DeliveryJob = { taskId, token: vaultOf(t.db).seal(token, tokenAad(taskId)), dispatch: 1 }
-    await enqueueJob(t.db, DELIVER_JOB, job, { jobKey: deliveryKey(taskId), newKey: true })
+    await enqueueJob(t.db, DELIVER_TASK_JOB, job, { jobKey: deliveryKey(taskId), newKey: true })
   }
 }
 

@@ -11,7 +11,7 @@ import type { JsonObject, TaskPayload } from './adapters/adapter.js'
 import type { Run } from './schemas.js'
 import type { TaskRow } from './store.js'
 
-export const RECENT_MESSAGES = 20
+const RECENT_MESSAGES = 20
 
 /** The base of result URLs: TANDEM_PUBLIC_URL, else the URL the server listens on. */
 export function publicBase(app: FastifyInstance): string {

@@ -12,10 +12,10 @@ import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
 import { deadline } from '../../net/deadline.js'
 import { backoffMs } from '../../net/backoff.js'
-import { DELIVER_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
+import { DELIVER_WEBHOOK_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
-export const MAX_ATTEMPTS = 8
-export const DISABLE_AFTER_FAILURES = 50
+const MAX_ATTEMPTS = 8
+const DISABLE_AFTER_FAILURES = 50
 const MAX_ERROR_LENGTH = 500
 
 const guards = new WeakMap<FastifyInstance, EgressGuard>()
@@ -78,7 +78,7 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
 }
 
 /** Runs one attempt of a delivery, if it is still pending, and records its outcome. */
-export async function attemptDelivery(app: FastifyInstance, deliveryId: string, shutdown: AbortSignal): Promise<void> {
+async function attemptDelivery(app: FastifyInstance, deliveryId: string, shutdown: AbortSignal): Promise<void> {
   const { db } = app.database
   const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst()
   if (!delivery || delivery.status !== 'pending') return
@@ -121,7 +121,7 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
     if (attempt < MAX_ATTEMPTS) {
       const runAt = new Date(Date.now() + backoffMs({ baseMs: app.config.webhookRetryBaseMs, factor: 4 }, attempt))
       const retried = await base.set({ attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: runAt.toISOString(), updated_at: at }).executeTakeFirst()
-      if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, DELIVER_JOB, { deliveryId: delivery.id }, { runAt, jobKey: deliveryJobKey(delivery.id) })
+      if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, DELIVER_WEBHOOK_JOB, { deliveryId: delivery.id }, { runAt, jobKey: deliveryJobKey(delivery.id) })
       return
     }
     const failed = await base.set({ status: 'failed', attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: null, updated_at: at }).executeTakeFirst()
@@ -143,8 +143,8 @@ export async function attemptDelivery(app: FastifyInstance, deliveryId: string, 
 }
 
 /** The webhooks' part of the task list (src/task-list.ts). */
-export const webhookTasks: { [DELIVER_JOB]: JobHandler<JobPayloads[typeof DELIVER_JOB]> } = {
-  [DELIVER_JOB]: async ({ deliveryId }, { app, signal }) => attemptDelivery(app, deliveryId, signal),
+export const webhookTasks: { [DELIVER_WEBHOOK_JOB]: JobHandler<JobPayloads[typeof DELIVER_WEBHOOK_JOB]> } = {
+  [DELIVER_WEBHOOK_JOB]: async ({ deliveryId }, { app, signal }) => attemptDelivery(app, deliveryId, signal),
 }
 
 /** Every `everyMs`, re-enqueues deliveries whose job died with its process (see requeueStalledDeliveries). */

@@ -18,7 +18,7 @@ export type { WebhookTable, WebhookDeliveryTable }
 export type WebhookRow = Selectable<WebhookTable>
 export type DeliveryRow = Selectable<WebhookDeliveryTable>
 
-export const DELIVER_JOB = 'webhook.deliver' as const
+export const DELIVER_WEBHOOK_JOB = 'webhook.deliver' as const
 export const deliveryJobKey = (deliveryId: string) => `webhook-delivery:${deliveryId}`
 
 export function toWebhook(row: WebhookRow): Webhook {
@@ -35,7 +35,7 @@ export function toWebhook(row: WebhookRow): Webhook {
   }
 }
 
-export function toDelivery(row: DeliveryRow): WebhookDelivery {
+function toDelivery(row: DeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     eventId: String(row.event_id),
@@ -167,7 +167,7 @@ export async function scheduleDeliveries(db: Kysely<Database>, workspaceId: stri
         updated_at: at,
       })
       .execute()
-    await enqueueJob(db, DELIVER_JOB, { deliveryId: id }, { jobKey: deliveryJobKey(id) })
+    await enqueueJob(db, DELIVER_WEBHOOK_JOB, { deliveryId: id }, { jobKey: deliveryJobKey(id) })
   }
 }
 
@@ -189,7 +189,7 @@ export async function requeueStalledDeliveries(db: Kysely<Database>, graceMs: nu
     .limit(500)
     .execute()
   for (const { id } of stalled) {
-    await db.transaction().execute((trx) => enqueueJob(trx, DELIVER_JOB, { deliveryId: id }, { jobKey: deliveryJobKey(id) }))
+    await db.transaction().execute((trx) => enqueueJob(trx, DELIVER_WEBHOOK_JOB, { deliveryId: id }, { jobKey: deliveryJobKey(id) }))
   }
   return stalled.length
 }

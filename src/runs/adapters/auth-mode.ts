@@ -4,11 +4,12 @@
 // sees an effective mode, and no secret at all when that mode is `none` (custom_webhook keeps it to sign with:
 // a signature does not send the credential).
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
+import type { ProviderType } from './index.js'
 
 type AuthMode = NonNullable<AgentTarget['authMode']>
 
-/** The modes each providerType can work with; anything else is agent-misconfigured. */
-const ACCEPTED: Record<string, readonly AuthMode[]> = {
+/** The modes each providerType can work with; anything else is agent-misconfigured. Keyed by the registry's types: one missing or extra does not compile. */
+const ACCEPTED: Record<ProviderType, readonly AuthMode[]> = {
   claude: ['api_key', 'none'],
   mistral: ['api_key', 'none'],
   cursor: ['api_key', 'none'],
@@ -20,7 +21,7 @@ const ACCEPTED: Record<string, readonly AuthMode[]> = {
 }
 
 /** What the rules read of an agent: `hasCredential` is true when it names a credential (credentialId set). */
-export interface AuthFields {
+interface AuthFields {
   providerType: string
   authMode: AuthMode | null
   hasCredential: boolean
@@ -39,7 +40,7 @@ export function effectiveAuthMode(agent: AuthFields): AuthMode {
 /** Why this providerType and authMode (and credential) cannot work together, or null. Never holds the secret. */
 export function authModeProblem(agent: AuthFields): string | null {
   const mode = effectiveAuthMode(agent)
-  const accepted = ACCEPTED[agent.providerType]
+  const accepted = Object.hasOwn(ACCEPTED, agent.providerType) ? ACCEPTED[agent.providerType as ProviderType] : undefined
   if (!accepted) return null // an unknown providerType is the registry's agent-unavailable
   const shown = agent.authMode === null ? `no authMode (so ${mode})` : `authMode ${mode}`
   if (!accepted.includes(mode)) {
@@ -52,7 +53,7 @@ export function authModeProblem(agent: AuthFields): string | null {
 }
 
 /** The agent as its adapter sees it: an effective authMode, and no secret when nothing is to be sent. */
-export function targetFor(agent: AgentTarget): AgentTarget {
+function targetFor(agent: AgentTarget): AgentTarget {
   const authMode = effectiveAuthMode(fieldsOf(agent))
   const keepsSecret = authMode !== 'none' || agent.providerType === 'custom_webhook'
   return { ...agent, authMode, secret: keepsSecret ? agent.secret : null }
