@@ -25,7 +25,8 @@ export function dialects(): Dialect[] {
   return only ? all.filter((d) => d === only) : all
 }
 
-async function adminQuery(statement: string): Promise<void> {
+/** One statement as the PostgreSQL test server's admin (create or drop a database, change its settings). */
+export async function adminQuery(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL })
   await client.connect()
   try {

@@ -3,22 +3,9 @@
 // tick; the app keeps running. PostgreSQL only: a SQLite file has no "down".
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import pg from 'pg'
-import { build, dialects, send } from '../helpers.js'
+import { adminQuery as admin, build, dialects, send } from '../helpers.js'
 import { waitFor } from '../runs/agent-server.js'
 import { runsOf, waitingStream } from './setup.js'
-
-const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
 
 for (const dialect of dialects().filter((d) => d === 'postgres')) {
   describe(`schedules while the database is down (${dialect})`, () => {
