@@ -1,5 +1,6 @@
 // Applies the migrations (in code, so they work from tsx and from dist/ alike).
-import { Migrator, type Migration, type MigrationProvider } from 'kysely'
+import { setTimeout } from 'node:timers/promises'
+import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely'
 import * as initial from './migrations/0001_initial.js'
 import * as revisionTrigger from './migrations/0002_message_revision_trigger.js'
 import * as idempotencyKeys from './migrations/0003_idempotency_keys.js'
@@ -43,22 +44,30 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
-export async function migrateToLatest(database: Db): Promise<string[]> {
+/**
+ * Kysely finds its bookkeeping tables by introspecting every schema; a table, schema or column another process
+ * drops or alters meanwhile (PostgreSQL 42P01, 3F000, 42703: a test's schema dropped, graphile-worker migrating
+ * its own) fails that look, not the migration. Look again, after a pause that grows, a few times.
+ */
+async function migrating(run: (migrator: Migrator) => Promise<MigrationResultSet>, database: Db): Promise<MigrationResultSet> {
   // Kysely looks its bookkeeping tables up across all schemas: name ours when we work in one.
   const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
-  let { error, results } = await migrator.migrateToLatest()
-  // Kysely finds its tables by introspecting every schema; a table, schema or column another process drops or
-  // alters meanwhile (PostgreSQL 42P01, 3F000, 42703: e.g. graphile-worker migrating its own schema) fails that
-  // look, not the migration: look again.
   const raced = (failure: unknown) => ['42P01', '3F000', '42703'].includes((failure as { code?: string } | undefined)?.code ?? '')
-  for (let retry = 0; retry < 3 && raced(error); retry++) ({ error, results } = await migrator.migrateToLatest())
-  if (error) throw error instanceof Error ? error : new Error(String(error))
+  let outcome = await run(migrator)
+  for (let retry = 0; retry < 8 && raced(outcome.error); retry++) {
+    await setTimeout(20 * 2 ** retry * (0.5 + Math.random()))
+    outcome = await run(migrator)
+  }
+  if (outcome.error) throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error))
+  return outcome
+}
+
+export async function migrateToLatest(database: Db): Promise<string[]> {
+  const { results } = await migrating((migrator) => migrator.migrateToLatest(), database)
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }
 
 /** Applies the migrations up to and including `name` (tests of a migration start from the schema before it). */
 export async function migrateTo(database: Db, name: string): Promise<void> {
-  const migrator = new Migrator({ db: database.db, provider, ...(database.schema ? { migrationTableSchema: database.schema } : {}) })
-  const { error } = await migrator.migrateTo(name)
-  if (error) throw error instanceof Error ? error : new Error(String(error))
+  await migrating((migrator) => migrator.migrateTo(name), database)
 }
