@@ -53,6 +53,7 @@ import { catchUpSchedules } from './schedules/firing.js'
 import { messageTriggerRoutes } from './triggers/routes.js'
 import { hookAdminRoutes, inboundHookRoutes } from './hooks/routes.js'
 import { HeldRequests } from './http/rate-limit-slots.js'
+import { createEgressGuard, type EgressGuard } from './net/egress.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -62,6 +63,8 @@ declare module 'fastify' {
     vault: Vault
     /** Fair shares of the connection slots for event streams and long-polling claims (src/http/rate-limit-slots.ts). */
     heldRequests: HeldRequests
+    /** Every outgoing call to an address a user gave (agents, webhooks, MCP servers) goes through it (src/net/egress.ts). */
+    egress: EgressGuard
   }
 }
 
@@ -128,6 +131,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('heldRequests', new HeldRequests({ perPrincipal: config.maxStreamsPerKey, perPeer: config.maxStreamsPerPeer }))
 
   app.decorate('config', config)
+  app.decorate('egress', createEgressGuard(config.egressAllow))
   await app.register(databasePlugin, { url: config.databaseUrl, connect: options.connect })
   // After the database: a SQLite file's secret.key lives beside it, in the folder the database plugin makes.
   const vault = openVault(config)
