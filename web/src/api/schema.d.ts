@@ -985,6 +985,14 @@ export interface components {
             /** @description pass as ?cursor= for the next page; null on the last page */
             nextCursor: string | null;
         };
+        /**
+         * Approvals
+         * @description approves by distinct principals since the phase last began waiting, and the quorum it needs
+         */
+        Approvals: {
+            have: number;
+            need: number;
+        };
         /** Asset */
         Asset: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1123,7 +1131,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated")[];
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
@@ -1161,6 +1169,7 @@ export interface components {
             triggerName: string;
             description: string;
             phasesTemplate: components["schemas"]["Phase"][];
+            policy?: components["schemas"]["CyclePolicy"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -1197,6 +1206,17 @@ export interface components {
             /** @description pass as ?cursor= for the next page; null on the last page */
             nextCursor: string | null;
         };
+        /**
+         * CyclePolicy
+         * @description reminders, escalation, expiry and quorum of the cycle's decisions (docs/operators.md)
+         */
+        CyclePolicy: {
+            decision?: components["schemas"]["DecisionPolicy"];
+            /** @description by phase id (a phase of phasesTemplate): overrides `decision` field by field */
+            phases?: {
+                [key: string]: components["schemas"]["DecisionPolicy"];
+            };
+        };
         /** Decision */
         Decision: {
             /** @enum {string} */
@@ -1204,6 +1224,48 @@ export interface components {
             note?: string;
             /** @description an admin outside the phase's operatorPool decides it anyway (recorded on the decision); 403 from anyone else */
             override?: boolean;
+        };
+        /**
+         * DecisionDeadlines
+         * @description while the phase awaits a decision: when it began waiting and when its policy's timers are due (null: none)
+         */
+        DecisionDeadlines: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            remindAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            escalateAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            expireAt: string | null;
+        } | null;
+        /** DecisionPolicy */
+        DecisionPolicy: {
+            /** @description an ISO 8601 duration of days, hours, minutes and seconds (or weeks), between PT5S and P90D, e.g. PT1H */
+            remindAfter?: string;
+            /** @description an ISO 8601 duration of days, hours, minutes and seconds (or weeks), between PT5S and P90D, e.g. PT1H */
+            escalateAfter?: string;
+            /** @description an ISO 8601 duration of days, hours, minutes and seconds (or weeks), between PT5S and P90D, e.g. PT1H */
+            expireAfter?: string;
+            /**
+             * @description what the system decides at expiry (default reject); fail fails the phase with decision-expired
+             * @enum {string}
+             */
+            onExpire?: "reject" | "approve" | "fail";
+            /** @description approves by distinct principals the phase needs (default 1) */
+            quorum?: number;
         };
         /** DraftCycle */
         DraftCycle: {
@@ -1450,6 +1512,15 @@ export interface components {
             phaseName: string;
             operatorPool: string[];
         };
+        /** PhasePolicy */
+        PhasePolicy: {
+            remindAfter: string | null;
+            escalateAfter: string | null;
+            expireAfter: string | null;
+            /** @enum {string} */
+            onExpire: "reject" | "approve" | "fail";
+            quorum: number;
+        };
         /** PhaseRun */
         PhaseRun: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1485,6 +1556,11 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             finishedAt: string | null;
+            policy?: components["schemas"]["PhasePolicy"];
+            approvals?: components["schemas"]["Approvals"];
+            deadlines?: components["schemas"]["DecisionDeadlines"];
+            /** @description the phase's decision was escalated: admins may decide it as if in its pool */
+            escalated?: boolean;
         };
         /**
          * Problem
@@ -1568,9 +1644,13 @@ export interface components {
         };
         /** RunDecision */
         RunDecision: {
-            /** @enum {string} */
-            decision: "approve" | "revise" | "reject";
+            /**
+             * @description fail: only the system, at expiry with onExpire fail
+             * @enum {string}
+             */
+            decision: "approve" | "revise" | "reject" | "fail";
             note: string | null;
+            /** @description the principal; `system` for a decision made at expiry */
             principalId: string;
             handle: string | null;
             /**
@@ -1583,6 +1663,11 @@ export interface components {
              * @enum {boolean}
              */
             override?: true;
+            /**
+             * @description present on the decision the system made when the phase's expireAfter ran out (handle `system`)
+             * @enum {boolean}
+             */
+            expired?: true;
         };
         /** RunPage */
         RunPage: {
@@ -1610,6 +1695,13 @@ export interface components {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string | null;
         };
+        /** SaveCycle */
+        SaveCycle: {
+            triggerName: string;
+            description: string;
+            phasesTemplate: components["schemas"]["Phase"][];
+            policy?: components["schemas"]["CyclePolicy"];
+        };
         /** SavedCycleAnswer */
         SavedCycleAnswer: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1619,6 +1711,7 @@ export interface components {
             triggerName: string;
             description: string;
             phasesTemplate: components["schemas"]["Phase"][];
+            policy?: components["schemas"]["CyclePolicy"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -1693,7 +1786,7 @@ export interface components {
             /** @description the position of the event in its stream (decimal, from 1, no gaps) */
             id: string;
             /** @enum {string} */
-            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
+            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
@@ -1910,7 +2003,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url?: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated")[];
             enabled?: boolean;
             description?: string | null;
         };
@@ -6354,7 +6447,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CycleDefinition"];
+                "application/json": components["schemas"]["SaveCycle"];
             };
         };
         responses: {
