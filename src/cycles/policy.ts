@@ -29,7 +29,10 @@ export type DecisionPolicy = Static<typeof DecisionPolicy>
 export const CyclePolicy = Type.Object(
   {
     decision: Type.Optional(DecisionPolicy),
-    phases: Type.Optional(Type.Record(Type.String(), DecisionPolicy, { description: 'by phase id (a phase of phasesTemplate): overrides `decision` field by field' })),
+    // additionalProperties rather than Type.Record's patternProperties: one shape in request and response documents.
+    phases: Type.Optional(
+      Type.Unsafe<Record<string, DecisionPolicy>>({ type: 'object', additionalProperties: DecisionPolicy, maxProperties: 100, description: 'by phase id (a phase of phasesTemplate): overrides `decision` field by field' }),
+    ),
   },
   { additionalProperties: false, title: 'CyclePolicy', description: 'reminders, escalation, expiry and quorum of the cycle\'s decisions (docs/operators.md)' },
 )

@@ -916,7 +916,148 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "message.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["messageCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.edited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.edited event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["messageEditedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cycle.saved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The cycle.saved event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["cycleSavedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["runCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.updated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["runUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "decision.reminder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The decision.reminder event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["decisionReminderEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "decision.escalated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The decision.escalated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["decisionEscalatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Agent */
@@ -1217,6 +1358,20 @@ export interface components {
                 [key: string]: components["schemas"]["DecisionPolicy"];
             };
         };
+        /** CycleSavedEvent */
+        CycleSavedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "cycle.saved";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Cycle"];
+        };
         /** Decision */
         Decision: {
             /** @enum {string} */
@@ -1251,6 +1406,20 @@ export interface components {
              */
             expireAt: string | null;
         } | null;
+        /** DecisionEscalatedEvent */
+        DecisionEscalatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "decision.escalated";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["EscalatedInboxItem"];
+        };
         /** DecisionPolicy */
         DecisionPolicy: {
             /** @description an ISO 8601 duration of days, hours, minutes and seconds (or weeks), between PT5S and P90D, e.g. PT1H */
@@ -1266,6 +1435,20 @@ export interface components {
             onExpire?: "reject" | "approve" | "fail";
             /** @description approves by distinct principals the phase needs (default 1) */
             quorum?: number;
+        };
+        /** DecisionReminderEvent */
+        DecisionReminderEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "decision.reminder";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["InboxItem"];
         };
         /** DraftCycle */
         DraftCycle: {
@@ -1283,6 +1466,56 @@ export interface components {
             detail: string;
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId?: string;
+        };
+        /** EscalatedInboxItem */
+        EscalatedInboxItem: {
+            /** @enum {string} */
+            kind: "decision" | "tool_approval" | "question";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            runId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseRunId: string;
+            /** @description the tool call or question (null for a decision) */
+            callId: string | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            streamName: string;
+            triggerName: string;
+            phaseName: string;
+            /** @description the output, the tool and its input, or the question, cut to 500 characters */
+            summary: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            waitingSince: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            remindAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            escalateAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            expireAt: string | null;
+            escalated: boolean;
+            /** @description the handle of whoever claimed it, while the claim lasts */
+            claimedBy: string | null;
+            approvals: {
+                have: number;
+                need: number;
+            };
+            /**
+             * @description timer: escalateAfter ran out; no-pool: no principal of the workspace has a handle of the phase's operatorPool
+             * @enum {string}
+             */
+            reason: "timer" | "no-pool";
         };
         /** InboundHook */
         InboundHook: {
@@ -1453,6 +1686,34 @@ export interface components {
         MessageBody: {
             content: components["schemas"]["RichText"];
         };
+        /** MessageCreatedEvent */
+        MessageCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "message.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Message"];
+        };
+        /** MessageEditedEvent */
+        MessageEditedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "message.edited";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Message"];
+        };
         /** MessagePage */
         MessagePage: {
             data: components["schemas"]["Message"][];
@@ -1562,6 +1823,28 @@ export interface components {
             /** @description the phase's decision was escalated: admins may decide it as if in its pool */
             escalated?: boolean;
         };
+        /** PhaseSummary */
+        PhaseSummary: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            index: number;
+            phaseName: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            agentId: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            attempts: number;
+            output: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                messageId: string;
+                /** @description the output's first 500 characters, with … when cut */
+                preview: string;
+            } | null;
+            error: components["schemas"]["RunProblem"];
+            /** @description how many times the phase was approved */
+            approvals: number;
+            lastDecision: components["schemas"]["RunDecision"] | null;
+        };
         /**
          * Problem
          * @description RFC 9457 problem details
@@ -1642,6 +1925,20 @@ export interface components {
             error: components["schemas"]["RunProblem"];
             phases: components["schemas"]["PhaseRun"][];
         };
+        /** RunCreatedEvent */
+        RunCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "run.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["RunSummary"];
+        };
         /** RunDecision */
         RunDecision: {
             /**
@@ -1686,6 +1983,47 @@ export interface components {
             detail: string;
         } | null;
         /**
+         * RunSummary
+         * @description what run.created and run.updated carry: the run without goals, instructions or decision history (GET /api/runs/{id} has them)
+         */
+        RunSummary: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            cycleId: string;
+            triggerName: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+            /** @description any JSON object */
+            input: {
+                [key: string]: unknown;
+            };
+            /** @description the principal id that started the run */
+            createdBy: string;
+            trigger: components["schemas"]["RunTrigger"];
+            /** @description the message-trigger loop guard: 0 unless an agent's message started the run, then the depth of the run that wrote it + 1 */
+            depth: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+            error: components["schemas"]["RunProblem"];
+            phases: components["schemas"]["PhaseSummary"][];
+        };
+        /**
          * RunTrigger
          * @description what started the run: by hand (or POST …/triggers), a schedule, a message trigger or an inbound hook
          */
@@ -1694,6 +2032,20 @@ export interface components {
             kind: "manual" | "schedule" | "message" | "hook";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string | null;
+        };
+        /** RunUpdatedEvent */
+        RunUpdatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "run.updated";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["RunSummary"];
         };
         /** SaveCycle */
         SaveCycle: {
@@ -1794,7 +2146,7 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
-            /** @description the message, cycle or run as GET returns it */
+            /** @description the payload of the event type: the OpenAPI document names each under `webhooks` (e.g. `run.updated` carries a RunSummary) */
             data: unknown;
         };
         /** StreamEventPage */
@@ -10358,6 +10710,160 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    messageCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MessageCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    messageEditedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MessageEditedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cycleSavedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CycleSavedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    decisionReminderEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DecisionReminderEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    decisionEscalatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DecisionEscalatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
