@@ -77,7 +77,7 @@ async function startDecisionClock(t: Transition, run: Run, phase: PhaseRun): Pro
   const policy = phase.policy ?? DEFAULT_PHASE_POLICY
   const since = now()
   const at = (after: string | null) => (after === null ? null : new Date(Date.parse(since) + durationMs(after)).toISOString())
-  phase.deadlines = { since, remindAt: at(policy.remindAfter), escalateAt: at(policy.escalateAfter), expireAt: at(policy.expireAfter) }
+  phase.deadlines = { since, attempt: attemptOf(phase), remindAt: at(policy.remindAfter), escalateAt: at(policy.escalateAfter), expireAt: at(policy.expireAfter) }
   // A new wait starts a new round: approvals from before a revise do not count, nor does an earlier escalation.
   phase.approvals = { have: 0, need: policy.quorum }
   phase.escalated = false
@@ -97,7 +97,8 @@ async function stopDecisionClock(t: Transition, phase: PhaseRun): Promise<void> 
   phase.deadlines = null
   if (!deadlines) return
   for (const timer of TIMERS) {
-    if (deadlines[DEADLINE_OF[timer]] !== null) await removeJob(t.db, clockKey({ clock: 'decision', phaseRunId: phase.id, callId: null, attempt: attemptOf(phase), timer }))
+    // The attempt the timers were set for: a revise has already counted the next one when the clock stops.
+    if (deadlines[DEADLINE_OF[timer]] !== null) await removeJob(t.db, clockKey({ clock: 'decision', phaseRunId: phase.id, callId: null, attempt: deadlines.attempt, timer }))
   }
 }
 
@@ -130,7 +131,7 @@ export async function runClockTimer(app: FastifyInstance, job: ClockJob, effects
   await app.database.db.transaction().execute((trx) =>
     withLockedRun(trx, app.config.runs, job.runId, null, async (t, run) => {
       const phase = run.phases.find((p) => p.id === job.phaseRunId)
-      if (!phase || phase.status !== 'awaiting_decision' || attemptOf(phase) !== job.attempt || !phase.deadlines) return
+      if (!phase || phase.status !== 'awaiting_decision' || !phase.deadlines || phase.deadlines.attempt !== job.attempt) return
       if (!(await claimEffect(trx, clockKey(job), run.id))) return
       await effects[job.clock][job.timer](t, run, phase)
     }),
@@ -165,7 +166,7 @@ export async function resumeDecisionClocks(db: Kysely<Database>): Promise<number
         if (phase.status !== 'awaiting_decision' || !phase.deadlines) continue
         for (const timer of TIMERS) {
           if (phase.deadlines[DEADLINE_OF[timer]] === null || (timer === 'escalate' && phase.escalated)) continue
-          jobs.push({ clock: 'decision', runId: run.id, phaseRunId: phase.id, callId: null, attempt: attemptOf(phase), timer })
+          jobs.push({ clock: 'decision', runId: run.id, phaseRunId: phase.id, callId: null, attempt: phase.deadlines.attempt, timer })
         }
       }
       if (jobs.length === 0) continue

@@ -43,7 +43,13 @@ export const Approvals = Type.Object(
 )
 
 export const Deadlines = Type.Object(
-  { since: Timestamp, remindAt: Nullable(Timestamp), escalateAt: Nullable(Timestamp), expireAt: Nullable(Timestamp) },
+  {
+    since: Timestamp,
+    attempt: Type.Integer({ minimum: 0, description: 'the phase attempt the timers belong to (their jobs are keyed by it)' }),
+    remindAt: Nullable(Timestamp),
+    escalateAt: Nullable(Timestamp),
+    expireAt: Nullable(Timestamp),
+  },
   { title: 'DecisionDeadlines', description: 'while the phase awaits a decision: when it began waiting and when its policy\'s timers are due (null: none)' },
 )
 

@@ -11,6 +11,8 @@ import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createStream, NIL, runIn } from '../runs/setup.js'
 import { keyFor } from '../schedules/setup.js'
+import { runClockTimer, type ClockJob } from '../../src/runs/decision-timers.js'
+import { CLOCK_EFFECTS } from '../../src/runs/machine.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -44,6 +46,15 @@ for (const dialect of dialects()) {
       send(app, 'POST', `/api/runs/${run.id}/phases/${run.phases[0].id}/decision`, { decision, ...extra }, headers)
     const inbox = async (headers: Record<string, string>) => (await send(app, 'GET', '/api/me/inbox?limit=100', undefined, headers)).json().data as any[]
     const eventsOf = async (streamId: string, type: string) => ((await send(app, 'GET', `/api/streams/${streamId}/events?limit=100`)).json().data as any[]).filter((e) => e.type === type)
+
+    /** Pending jobs whose key contains `text` (SQLite's jobs table; graphile-worker's on PostgreSQL). */
+    async function pendingJobs(text: string): Promise<number> {
+      const db = app.database.db
+      if (dialect === 'sqlite') return (await db.selectFrom('jobs').select('id').where('job_key', 'like', `%${text}%`).execute()).length
+      const schema = app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker'
+      const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.id(schema, '_private_jobs')} where key like ${`%${text}%`}`.execute(db)
+      return Number(rows[0]?.n)
+    }
 
     it('checks the policy: durations between PT5S and P90D, onExpire, quorum, phase ids — one 400 naming each', async () => {
       const streamId = await createStream(app, 'policy-checks')
@@ -120,7 +131,8 @@ for (const dialect of dialects()) {
       const agent = await startAgentServer()
       try {
         const agentId = await createAgent(app, { endpointUrl: agent.url })
-        const { run } = await waitingRun({ decision: { quorum: 2 } }, [phase({ agentId })])
+        const { run } = await waitingRun({ decision: { quorum: 2, remindAfter: 'PT1H', expireAfter: 'P1D' } }, [phase({ agentId })])
+        assert.equal(await pendingJobs(`${run.phases[0].id}:1:`), 2, 'attempt 1: a reminder and an expiry')
         assert.equal((await decideAs(maria, run, 'approve')).statusCode, 200)
         const revised = await decideAs(tom, run, 'revise', { note: 'shorter' })
         assert.equal(revised.statusCode, 200, revised.body)
@@ -130,8 +142,11 @@ for (const dialect of dialects()) {
           return r.phases[0].status === 'awaiting_decision' ? r : undefined
         }, 15000, 'the second attempt')
         assert.deepEqual(back.phases[0].approvals, { have: 0, need: 2 })
+        assert.equal(await pendingJobs(`${run.phases[0].id}:1:`), 0, 'the revise removed attempt 1\'s timers')
+        assert.equal(await pendingJobs(`${run.phases[0].id}:2:`), 2, 'attempt 2 has its own')
         assert.equal((await decideAs(maria, back, 'approve')).json().status, 'waiting', 'maria may approve again in the new round')
         assert.equal((await decideAs(tom, back, 'approve')).json().status, 'succeeded')
+        assert.equal(await pendingJobs(run.phases[0].id), 0)
       } finally {
         await agent.close()
       }
@@ -152,14 +167,21 @@ for (const dialect of dialects()) {
       assert.equal(decided.json().phases[0].decisions[0].override, undefined, 'as if in the pool: no override needed')
     })
 
-    /** Pending jobs whose key contains `text` (SQLite's jobs table; graphile-worker's on PostgreSQL). */
-    async function pendingJobs(text: string): Promise<number> {
-      const db = app.database.db
-      if (dialect === 'sqlite') return (await db.selectFrom('jobs').select('id').where('job_key', 'like', `%${text}%`).execute()).length
-      const schema = app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker'
-      const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.id(schema, '_private_jobs')} where key like ${`%${text}%`}`.execute(db)
-      return Number(rows[0]?.n)
-    }
+    it('a timer\'s job that runs twice (at once, or again later) takes effect once; one of an earlier attempt, never', async () => {
+      const { streamId, run } = await waitingRun({ decision: { remindAfter: 'PT1H', escalateAfter: 'PT2H' } })
+      const job = (timer: ClockJob['timer'], attempt = 0): ClockJob => ({ clock: 'decision', runId: run.id, phaseRunId: run.phases[0].id, callId: null, attempt, timer })
+      await Promise.all([runClockTimer(app, job('remind'), CLOCK_EFFECTS), runClockTimer(app, job('remind'), CLOCK_EFFECTS)])
+      await runClockTimer(app, job('remind'), CLOCK_EFFECTS)
+      await runClockTimer(app, job('escalate', 7), CLOCK_EFFECTS)
+      assert.equal((await eventsOf(streamId, 'decision.reminder')).length, 1)
+      assert.equal((await eventsOf(streamId, 'decision.escalated')).length, 0, 'another attempt\'s timer does nothing')
+      await Promise.all([runClockTimer(app, job('escalate'), CLOCK_EFFECTS), runClockTimer(app, job('escalate'), CLOCK_EFFECTS)])
+      assert.equal((await eventsOf(streamId, 'decision.escalated')).length, 1)
+      assert.ok((await inbox(boss)).some((i) => i.runId === run.id && i.escalated))
+      assert.equal((await decideAs(boss, run, 'reject')).json().status, 'rejected')
+      await runClockTimer(app, job('remind'), CLOCK_EFFECTS)
+      assert.equal((await eventsOf(streamId, 'decision.reminder')).length, 1, 'nothing after a decision')
+    })
 
     it('timers at PT5S: one reminder, escalation to admins, expiry as `system` (reject, approve, fail); none after a decision', { timeout: 60000 }, async () => {
       const timers = { remindAfter: 'PT5S', escalateAfter: 'PT5S', expireAfter: 'PT10S' }

@@ -1390,6 +1390,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             since: string;
+            /** @description the phase attempt the timers belong to (their jobs are keyed by it) */
+            attempt: number;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
