@@ -9,7 +9,7 @@ import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleParams, DraftBody, DraftResult, MODES, SaveCycleBody, SavedCycle, SavedCycleAnswer } from './schemas.js'
 import { policyProblems } from './policy.js'
-import { poolWarnings } from './pool.js'
+import { poolWarnings, quorumWarnings } from './pool.js'
 import { insertCycle, findCycle, listCycles } from './store.js'
 import type { Drafter } from '../drafter/types.js'
 import { finishDraft, UnfinishableDraftError } from '../drafter/finish.js'
@@ -68,7 +68,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         schema: {
           tags: ['cycles'],
           operationId: 'saveCycle', summary: 'Save a cycle definition',
-          description: 'Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has: one per phase and handle (the cycle is saved all the same).',
+          description: 'Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has (one per phase and handle), or fewer handles than the phase\'s quorum (the cycle is saved all the same). `policy` (optional, beside the draft\'s fields): reminders, escalation, expiry and quorum of its decisions (docs/operators.md).',
           params: StreamIdParams,
           body: SaveCycleBody,
           response: { 201: SavedCycleAnswer, ...ProblemResponses },
@@ -100,7 +100,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           const cycle = await insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases }, traceparentFor(request))
           reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`)
           // Only when there is something to say, so that the answer is otherwise the cycle as GET returns it.
-          const warnings = await poolWarnings(trx, workspaceId, phases)
+          const warnings = [...(await poolWarnings(trx, workspaceId, phases)), ...quorumWarnings(phases, request.body.policy)]
           return warnings.length > 0 ? { ...cycle, warnings } : cycle
         })
         return reply.send(cycle)

@@ -103,7 +103,7 @@ export type SavedCycle = Static<typeof SavedCycle>
 /** POST …/cycles answers the saved cycle and what may stop it (an operatorPool handle no one has). */
 export const SavedCycleAnswer = Type.Object({
   ...SavedCycle.properties,
-  warnings: Type.Optional(Type.Array(Warning, { minItems: 1, description: 'present when an operatorPool names a handle that no principal of the workspace has: one per phase and handle' })),
+  warnings: Type.Optional(Type.Array(Warning, { minItems: 1, description: 'present when an operatorPool names a handle that no principal of the workspace has (one per phase and handle, code unknown-operator), or fewer handles than the phase\'s quorum (code quorum-above-pool)' })),
 }, { title: 'SavedCycleAnswer' })
 
 export const CycleParams = Type.Object({ streamId: Uuid, cycleId: Uuid }, { additionalProperties: false })

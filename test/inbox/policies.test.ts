@@ -5,7 +5,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { createParser } from 'eventsource-parser'
 import { sql } from 'kysely'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
@@ -76,6 +78,11 @@ for (const dialect of dialects()) {
       assert.equal(schema.statusCode, 400, schema.body)
       const schemaPointers = schema.json().errors.map((e: any) => e.pointer)
       for (const pointer of ['/policy/decision/quorum', '/policy/decision/onExpire']) assert.ok(schemaPointers.includes(pointer), `${pointer} in ${schemaPointers}`)
+      // A quorum the pool cannot reach is saved, with a warning.
+      const short = phase({ operatorPool: ['maria'] })
+      const warned = await save(streamId, { phasesTemplate: [short], policy: { decision: { quorum: 2 } } })
+      assert.equal(warned.statusCode, 201, warned.body)
+      assert.deepEqual(warned.json().warnings.map((w: any) => [w.code, w.phaseId]), [['quorum-above-pool', short.id]])
       // Boundaries are accepted: PT5S and P90D (and weeks, days, hours together).
       assert.equal((await save(streamId, { phasesTemplate: [phase()], policy: { decision: { remindAfter: 'PT5S', escalateAfter: 'P1W2DT3H4M5S', expireAfter: 'P90D', quorum: 10 } } })).statusCode, 201)
     })
@@ -181,6 +188,33 @@ for (const dialect of dialects()) {
       assert.equal((await decideAs(boss, run, 'reject')).json().status, 'rejected')
       await runClockTimer(app, job('remind'), CLOCK_EFFECTS)
       assert.equal((await eventsOf(streamId, 'decision.reminder')).length, 1, 'nothing after a decision')
+    })
+
+    it('escalation reaches the admins\' live feeds: inbox.added (escalated), then inbox.removed once decided', { timeout: 30000 }, async () => {
+      const { run } = await waitingRun({ decision: { escalateAfter: 'PT1H' } })
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+      const controller = new AbortController()
+      const events: Array<{ event: string; data: any }> = []
+      const res = await fetch(`${base}/api/me/inbox/events`, { headers: { ...boss, accept: 'text/event-stream' }, signal: controller.signal })
+      assert.equal(res.status, 200)
+      const parser = createParser({ onEvent: (e) => events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }) })
+      const reading = (async () => {
+        const decoder = new TextDecoder()
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
+      })().catch(() => {})
+      try {
+        await sleep(300)
+        assert.equal(events.some((e) => e.data.runId === run.id), false, 'not the admin\'s before the escalation')
+        await runClockTimer(app, { clock: 'decision', runId: run.id, phaseRunId: run.phases[0].id, callId: null, attempt: 0, timer: 'escalate' }, CLOCK_EFFECTS)
+        const added = await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === run.id), 10000, 'inbox.added on escalation')
+        assert.equal(added.data.escalated, true)
+        assert.equal((await decideAs(boss, run, 'approve')).statusCode, 200)
+        await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.runId === run.id), 10000, 'inbox.removed')
+      } finally {
+        controller.abort()
+        await reading
+      }
     })
 
     it('timers at PT5S: one reminder, escalation to admins, expiry as `system` (reject, approve, fail); none after a decision', { timeout: 60000 }, async () => {

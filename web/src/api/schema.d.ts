@@ -438,7 +438,7 @@ export interface paths {
         put?: never;
         /**
          * Save a cycle definition
-         * @description Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has: one per phase and handle (the cycle is saved all the same).
+         * @description Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has (one per phase and handle), or fewer handles than the phase's quorum (the cycle is saved all the same). `policy` (optional, beside the draft's fields): reminders, escalation, expiry and quorum of its decisions (docs/operators.md).
          */
         post: operations["saveCycle"];
         delete?: never;
@@ -2071,7 +2071,7 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
-            /** @description present when an operatorPool names a handle that no principal of the workspace has: one per phase and handle */
+            /** @description present when an operatorPool names a handle that no principal of the workspace has (one per phase and handle, code unknown-operator), or fewer handles than the phase's quorum (code quorum-above-pool) */
             warnings?: components["schemas"]["DraftWarning"][];
         };
         /** Schedule */
