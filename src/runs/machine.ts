@@ -280,7 +280,7 @@ export async function decide(t: Transition, run: Run, phase: PhaseRun, decision:
     return { refused: 'too-many-attempts', detail: `Phase "${phase.phaseName}" has had ${phase.attempts} attempts, the most a phase may have (${MAX_ATTEMPTS_PER_PHASE}): approve or reject it.` }
   }
   if (decision === 'approve' && !decider.expired && approversOf(phase).has(decider.principalId)) {
-    return { refused: 'already-approved', detail: `You have already approved phase "${phase.phaseName}"; it needs approves by ${phase.approvals?.need ?? 1} different principals.` }
+    return { refused: 'already-approved', detail: `You have already approved phase "${phase.phaseName}"; it needs approvals from ${phase.approvals?.need ?? 1} different people.` }
   }
   const before = snapshotOf(run)
   phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now(), ...(decider.override ? { override: true } : {}), ...(decider.expired ? { expired: true } : {}) })
