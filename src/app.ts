@@ -50,6 +50,7 @@ import { sharedRateLimitStore } from './http/rate-limit-store.js'
 import { inboxRoutes } from './inbox/routes.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
+import { resumeDecisionClocks } from './runs/decision-timers.js'
 import { messageTriggerRoutes } from './triggers/routes.js'
 import { hookAdminRoutes, inboundHookRoutes } from './hooks/routes.js'
 import { HeldRequests } from './http/rate-limit-slots.js'
@@ -161,6 +162,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onReady', async () => {
     const caughtUp = await catchUpSchedules(app.database.db)
     if (caughtUp > 0) app.log.info({ schedules: caughtUp }, 'schedules missed ticks while stopped: each fires its latest missed tick now')
+  })
+  // Decision timers not yet taken effect get their jobs again (a killed instance's locked job is taken over).
+  app.addHook('onReady', async () => {
+    if (config.workers === 0) return
+    const resumed = await resumeDecisionClocks(app.database.db)
+    if (resumed > 0) app.log.debug({ timers: resumed }, 'decision timers re-armed at start-up')
   })
   app.addHook('preClose', async () => jobs.stop())
 

@@ -5,6 +5,8 @@ import Type, { type TSchema } from 'typebox'
 import { Message } from '../chat/schemas.js'
 import { SavedCycle } from '../cycles/schemas.js'
 import { RunSummary } from '../runs/summary.js'
+import { InboxItem } from '../inbox/schemas.js'
+import { StringEnum } from '../http/schemas.js'
 import { Timestamp, Uuid } from '../http/schemas.js'
 import { EVENT_ID_PATTERN, type EventType } from './schemas.js'
 
@@ -14,6 +16,11 @@ export const EVENT_PAYLOADS = {
   'cycle.saved': SavedCycle,
   'run.created': RunSummary,
   'run.updated': RunSummary,
+  'decision.reminder': InboxItem,
+  'decision.escalated': Type.Object(
+    { ...InboxItem.properties, reason: StringEnum(['timer', 'no-pool'], { description: 'timer: escalateAfter ran out; no-pool: no principal of the workspace has a handle of the phase\'s operatorPool' }) },
+    { title: 'EscalatedInboxItem' },
+  ),
 } satisfies Record<EventType, TSchema>
 
 const titleOf = (type: string) => `${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Event`
