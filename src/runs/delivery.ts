@@ -25,6 +25,7 @@ import { outboundClient } from './outbound.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
+import { prepareToolLoop } from './tool-calls-host.js'
 
 const LEASE_MARGIN_MS = 5000
 
@@ -82,6 +83,11 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }
   const started = performance.now()
   try {
+    // An agent with tools (claude, mistral): the adapter runs Tandem's tool loop (docs/tools-and-approvals.md).
+    if (!job.poll) {
+      const tools = await prepareToolLoop(app, { task, run, agent, job }, signal)
+      if (tools) context.tools = tools
+    }
     const outcome = job.poll && adapter.poll ? await adapter.poll(job.poll, payload, target, context) : await adapter.deliver(payload, target, context)
     if (shutdown.aborted) throw new Error('shutting down')
     app.metrics.tasks.inc({ provider: agent.providerType, outcome: outcome.kind })
@@ -133,6 +139,9 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       return done()
     case 'accepted':
       return done()
+    case 'waiting':
+      // The tool loop stopped for an operator; its lease and watchdog went in the same transaction.
+      return
     case 'poll':
     case 'retry': {
       if (outcome.kind === 'retry' && job.dispatch >= settings.dispatchAttempts) {

@@ -70,7 +70,7 @@ export interface Transition {
  * The one place a run is written: the move is checked against the transition tables (transitions.ts; an
  * illegal one throws), then the row and its event, in the caller's transaction.
  */
-async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
+export async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
   checkTransition(event, before, run)
   // A new run's row exists already (createRun inserts it first: its first task refers to it).
   await updateRun(t.db, run)
@@ -285,7 +285,7 @@ export async function cancelRun(t: Transition, run: Run): Promise<boolean> {
   const before = snapshotOf(run)
   const at = now()
   for (const phase of run.phases) {
-    if (phase.status === 'pending' || phase.status === 'running' || phase.status === 'awaiting_decision') {
+    if (phase.status === 'pending' || phase.status === 'running' || phase.status === 'awaiting_decision' || phase.status === 'awaiting_tool_approval' || phase.status === 'awaiting_input') {
       phase.status = 'canceled'
       phase.finishedAt = at
     }
