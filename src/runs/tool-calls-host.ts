@@ -5,8 +5,6 @@
 // No call is made twice: a call is marked dispatched (in its own committed write) before it is made, and a
 // dispatched call found unfinished after a restart is recorded as failed ("interrupted"), never made again.
 import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
 import type { Agent } from '../agents/schemas.js'
 import { newId, now } from '../ids.js'
 import { removeJob } from '../jobs/index.js'

@@ -143,6 +143,9 @@ export async function decideToolCall(
     const phase = run.phases.find((p) => p.id === row.phase_run_id)
     if (!phase) throw notFound('Tool call')
     checkPool(caller, phase)
+    if (phase.status !== 'running' && phase.status !== 'awaiting_tool_approval') {
+      throw new AppError('not-awaiting-approval', `Phase "${phase.phaseName}" is ${phase.status}: its tool calls take no decision.`)
+    }
     if (row.status !== 'awaiting_approval') throw new AppError('not-awaiting-approval', `The call of ${row.name} is ${row.status}, not awaiting an approval.`)
     const at = now()
     const approval: ToolCallApproval = { required: true, decision: input.decision, note: input.note, principalId: caller.principalId, handle: caller.handle, at }

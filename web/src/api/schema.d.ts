@@ -692,6 +692,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{runId}/tool-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tool calls of a run, oldest first */
+        get: operations["listToolCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/tool-calls/{callId}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or deny a tool call awaiting approval
+         * @description Same pool rule as deciding a phase. `approve` makes the call (once) and the agent's loop goes on; `deny` gives the model `denied by @<handle>: <note>`. 409 `not-awaiting-approval` when the call does not wait.
+         */
+        post: operations["decideToolCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/phases/{phaseRunId}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the question an agent asked with tandem.ask_operator
+         * @description Same pool rule as deciding a phase; the text is the tool's result and the agent's loop goes on. 409 `not-awaiting-input` when the phase waits for no answer.
+         */
+        post: operations["answerQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me/inbox": {
         parameters: {
             query?: never;
@@ -1123,7 +1180,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "tool_call.created" | "tool_call.updated")[];
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
@@ -1465,7 +1522,7 @@ export interface components {
             autoAdvance: boolean;
             operatorPool: string[];
             /** @enum {string} */
-            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            status: "pending" | "running" | "awaiting_decision" | "awaiting_tool_approval" | "awaiting_input" | "succeeded" | "failed" | "canceled";
             /** @description tasks handed to the agent so far (0 for people's work) */
             attempts: number;
             output: {
@@ -1475,6 +1532,8 @@ export interface components {
             } | null;
             error: components["schemas"]["RunProblem"];
             decisions: components["schemas"]["RunDecision"][];
+            /** @description what the run engine ignored in the phase, e.g. a `capabilities.tools` entry that names no tool (docs/tools-and-approvals.md) */
+            warnings?: string[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -1500,6 +1559,10 @@ export interface components {
                 pointer: string;
                 detail: string;
             }[];
+        };
+        /** QuestionAnswer */
+        QuestionAnswer: {
+            text: string;
         };
         /**
          * RichText
@@ -1693,7 +1756,7 @@ export interface components {
             /** @description the position of the event in its stream (decimal, from 1, no gaps) */
             id: string;
             /** @enum {string} */
-            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
+            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "tool_call.created" | "tool_call.updated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
@@ -1824,6 +1887,63 @@ export interface components {
              */
             endpointUrl?: string;
         };
+        /** ToolCall */
+        ToolCall: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            runId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseRunId: string;
+            attempt: number;
+            /** @description `tandem.<tool>` or `<server>.<tool>`; for a tool the model named that was never offered, the name it used */
+            name: string;
+            /** @description the input the model gave (a JSON object) */
+            input: unknown;
+            /** @description what the tool returned, cut at 4000 characters here (the model receives up to 64 KiB) */
+            output: string | null;
+            /** @description why the call failed, or who denied it and why */
+            error: string | null;
+            /** @enum {string} */
+            status: "running" | "awaiting_approval" | "succeeded" | "failed" | "denied";
+            /** @description set on calls whose MCP server's `approval` globs say "always" */
+            approval: {
+                /** @enum {boolean} */
+                required: true;
+                /** @enum {string|null} */
+                decision: "approve" | "deny" | null;
+                note: string | null;
+                principalId: string | null;
+                handle: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                at: string | null;
+            } | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+        };
+        /** ToolCallDecision */
+        ToolCallDecision: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            note?: string;
+        };
+        /** ToolCallPage */
+        ToolCallPage: {
+            data: components["schemas"]["ToolCall"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
         /** TriggerResult */
         TriggerResult: {
             /** @description the runs started (at most 20); read each with GET /api/runs/{id} */
@@ -1910,7 +2030,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url?: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "tool_call.created" | "tool_call.updated")[];
             enabled?: boolean;
             description?: string | null;
         };
@@ -8236,6 +8356,360 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listToolCalls: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallPage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideToolCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolCallDecision"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCall"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerQuestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                phaseRunId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuestionAnswer"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCall"];
+                };
             };
             /** @description RFC 9457 problem details */
             400: {
