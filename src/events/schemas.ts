@@ -14,7 +14,7 @@ export const StreamEvent = Type.Object(
     type: StringEnum(EVENT_TYPES),
     streamId: Uuid,
     createdAt: Timestamp,
-    data: Type.Unknown({ description: 'the message, cycle or run as GET returns it' }),
+    data: Type.Unknown({ description: 'the payload of the event type: the OpenAPI document names each under `webhooks` (e.g. `run.updated` carries a RunSummary)' }),
   },
   { title: 'StreamEvent', additionalProperties: false },
 )

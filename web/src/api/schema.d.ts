@@ -973,7 +973,108 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "message.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["messageCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.edited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.edited event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["messageEditedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cycle.saved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The cycle.saved event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["cycleSavedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["runCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.updated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["runUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Agent */
@@ -1254,6 +1355,20 @@ export interface components {
             /** @description pass as ?cursor= for the next page; null on the last page */
             nextCursor: string | null;
         };
+        /** CycleSavedEvent */
+        CycleSavedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "cycle.saved";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Cycle"];
+        };
         /** Decision */
         Decision: {
             /** @enum {string} */
@@ -1448,6 +1563,34 @@ export interface components {
         MessageBody: {
             content: components["schemas"]["RichText"];
         };
+        /** MessageCreatedEvent */
+        MessageCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "message.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Message"];
+        };
+        /** MessageEditedEvent */
+        MessageEditedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "message.edited";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Message"];
+        };
         /** MessagePage */
         MessagePage: {
             data: components["schemas"]["Message"][];
@@ -1545,6 +1688,28 @@ export interface components {
              */
             finishedAt: string | null;
         };
+        /** PhaseSummary */
+        PhaseSummary: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            index: number;
+            phaseName: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            agentId: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            attempts: number;
+            output: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                messageId: string;
+                /** @description the output's first 500 characters, with … when cut */
+                preview: string;
+            } | null;
+            error: components["schemas"]["RunProblem"];
+            /** @description how many times the phase was approved */
+            approvals: number;
+            lastDecision: components["schemas"]["RunDecision"] | null;
+        };
         /**
          * Problem
          * @description RFC 9457 problem details
@@ -1629,6 +1794,20 @@ export interface components {
             error: components["schemas"]["RunProblem"];
             phases: components["schemas"]["PhaseRun"][];
         };
+        /** RunCreatedEvent */
+        RunCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "run.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["RunSummary"];
+        };
         /** RunDecision */
         RunDecision: {
             /** @enum {string} */
@@ -1664,6 +1843,47 @@ export interface components {
             detail: string;
         } | null;
         /**
+         * RunSummary
+         * @description what run.created and run.updated carry: the run without goals, instructions or decision history (GET /api/runs/{id} has them)
+         */
+        RunSummary: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            cycleId: string;
+            triggerName: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+            /** @description any JSON object */
+            input: {
+                [key: string]: unknown;
+            };
+            /** @description the principal id that started the run */
+            createdBy: string;
+            trigger: components["schemas"]["RunTrigger"];
+            /** @description the message-trigger loop guard: 0 unless an agent's message started the run, then the depth of the run that wrote it + 1 */
+            depth: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+            error: components["schemas"]["RunProblem"];
+            phases: components["schemas"]["PhaseSummary"][];
+        };
+        /**
          * RunTrigger
          * @description what started the run: by hand (or POST …/triggers), a schedule, a message trigger or an inbound hook
          */
@@ -1672,6 +1892,20 @@ export interface components {
             kind: "manual" | "schedule" | "message" | "hook";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string | null;
+        };
+        /** RunUpdatedEvent */
+        RunUpdatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "run.updated";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["RunSummary"];
         };
         /** SavedCycleAnswer */
         SavedCycleAnswer: {
@@ -1764,7 +1998,7 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
-            /** @description the message, cycle or run as GET returns it */
+            /** @description the payload of the event type: the OpenAPI document names each under `webhooks` (e.g. `run.updated` carries a RunSummary) */
             data: unknown;
         };
         /** StreamEventPage */
@@ -10739,6 +10973,116 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    messageCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MessageCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    messageEditedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MessageEditedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cycleSavedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CycleSavedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

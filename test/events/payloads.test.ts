@@ -1,0 +1,65 @@
+// Every event type's payload is named in the OpenAPI document (under `webhooks`), and the events a real run
+// writes validate against those schemas: a client generated from the document reads them as they are.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import Value from 'typebox/value'
+import { EVENT_TYPES } from '../../src/events/schemas.js'
+import { eventSchema } from '../../src/events/payloads.js'
+import { build, dialects, send } from '../helpers.js'
+import { startAgentServer, type AgentServer } from '../runs/agent-server.js'
+import { createAgent, createCycle, createStream, runIn, startRun } from '../runs/setup.js'
+
+const content = (text: string) => ({ content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] } })
+
+for (const dialect of dialects()) {
+  describe(`event payloads (${dialect})`, () => {
+    let app: FastifyInstance
+    let agent: AgentServer
+    before(async () => {
+      app = await build(dialect, { TANDEM_WORKERS: '2', TANDEM_PUBLIC_URL: 'http://tandem.test', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
+      agent = await startAgentServer()
+    })
+    after(async () => {
+      await app.close()
+      await agent.close()
+    })
+
+    it('the OpenAPI document names each event type with its data schema', async () => {
+      const document = (await send(app, 'GET', '/openapi.json')).json()
+      assert.deepEqual(Object.keys(document.webhooks).sort(), [...EVENT_TYPES].sort())
+      const dataOf = (type: string) => {
+        const ref: string = document.webhooks[type].post.requestBody.content['application/json'].schema.$ref
+        return document.components.schemas[decodeURIComponent(ref.split('/').at(-1)!)].properties.data.$ref
+      }
+      assert.equal(dataOf('run.updated'), '#/components/schemas/RunSummary')
+      assert.equal(dataOf('run.created'), '#/components/schemas/RunSummary')
+      assert.equal(dataOf('message.created'), '#/components/schemas/Message')
+      assert.equal(dataOf('message.edited'), '#/components/schemas/Message')
+      assert.equal(dataOf('cycle.saved'), '#/components/schemas/Cycle')
+    })
+
+    it('every event a run, a message edit and a cycle save write validates against its type', async () => {
+      const streamId = await createStream(app)
+      const agentId = await createAgent(app, { endpointUrl: agent.url })
+      const message = (await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, content('hello'))).json()
+      assert.equal((await send(app, 'PATCH', `/api/chat/messages/${message.id}`, content('hello again'), { 'if-match': '"1"' })).statusCode, 200)
+      const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false }])
+      const run = await startRun(app, streamId, cycleId)
+      const waiting = await runIn(app, run.id, 'waiting')
+      const decided = await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve', note: 'fine' })
+      assert.equal(decided.statusCode, 200, decided.body)
+      await runIn(app, run.id, 'succeeded')
+
+      const events = (await send(app, 'GET', `/api/streams/${streamId}/events?limit=100`)).json().data as Array<{ type: (typeof EVENT_TYPES)[number] }>
+      assert.deepEqual([...new Set(events.map((e) => e.type))].sort(), [...EVENT_TYPES].sort(), 'the walk-through writes every type')
+      for (const event of events) {
+        const schema = eventSchema(event.type)
+        assert.ok(Value.Check(schema, event), `${event.type}: ${JSON.stringify([...Value.Errors(schema, event)].slice(0, 3))}`)
+      }
+      const last = events.at(-1) as unknown as { type: string; data: { phases: Array<{ lastDecision: { decision: string } }> } }
+      assert.equal(last.type, 'run.updated')
+      assert.equal(last.data.phases[0]!.lastDecision.decision, 'approve')
+    })
+  })
+}
