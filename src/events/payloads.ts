@@ -5,6 +5,7 @@ import Type, { type TSchema } from 'typebox'
 import { Message } from '../chat/schemas.js'
 import { SavedCycle } from '../cycles/schemas.js'
 import { RunSummary } from '../runs/summary.js'
+import { ToolCallSchema } from '../runs/tool-calls-schemas.js'
 import { Timestamp, Uuid } from '../http/schemas.js'
 import { EVENT_ID_PATTERN, type EventType } from './schemas.js'
 
@@ -14,6 +15,8 @@ export const EVENT_PAYLOADS = {
   'cycle.saved': SavedCycle,
   'run.created': RunSummary,
   'run.updated': RunSummary,
+  'tool_call.created': ToolCallSchema,
+  'tool_call.updated': ToolCallSchema,
 } satisfies Record<EventType, TSchema>
 
 const titleOf = (type: string) => `${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Event`

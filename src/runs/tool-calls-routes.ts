@@ -3,39 +3,13 @@
 // (tool-calls.ts) inside reply.withTransaction.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
-import { Nullable, Page, PageQuery, ProblemResponses, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { Page, PageQuery, ProblemResponses, StringEnum, Uuid } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { notFound } from '../http/problem.js'
 import { DecisionParams, RunIdParams } from './schemas.js'
 import { MAX_NOTE_LENGTH } from './limits.js'
-import { answerQuestion, decideToolCall, listToolCalls, LISTED_OUTPUT_CHARS } from './tool-calls.js'
-
-export const ToolCallSchema = Type.Object(
-  {
-    id: Uuid,
-    runId: Uuid,
-    phaseRunId: Uuid,
-    attempt: Type.Integer({ minimum: 1 }),
-    name: Type.String({ description: '`tandem.<tool>` or `<server>.<tool>`; for a tool the model named that was never offered, the name it used' }),
-    input: Type.Unknown({ description: 'the input the model gave (a JSON object)' }),
-    output: Nullable(Type.String({ description: `what the tool returned, cut at ${LISTED_OUTPUT_CHARS} characters here (the model receives up to 64 KiB)` })),
-    error: Nullable(Type.String({ description: 'why the call failed, or who denied it and why' })),
-    status: StringEnum(['running', 'awaiting_approval', 'succeeded', 'failed', 'denied']),
-    approval: Nullable(
-      Type.Object({
-        required: Type.Literal(true),
-        decision: Nullable(StringEnum(['approve', 'deny'])),
-        note: Nullable(Type.String()),
-        principalId: Nullable(Type.String()),
-        handle: Nullable(Type.String()),
-        at: Nullable(Timestamp),
-      }, { description: 'set on calls whose MCP server\'s `approval` globs say "always"' }),
-    ),
-    startedAt: Timestamp,
-    finishedAt: Nullable(Timestamp),
-  },
-  { title: 'ToolCall' },
-)
+import { answerQuestion, decideToolCall, listToolCalls } from './tool-calls.js'
+import { ToolCallSchema } from './tool-calls-schemas.js'
 
 const ToolCallParams = Type.Object({ runId: Uuid, callId: Uuid }, { additionalProperties: false })
 const ToolDecisionBody = Type.Object(

@@ -18,11 +18,10 @@ import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJo
 import type { PhaseRun, Run } from './schemas.js'
 import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
 import type { LoopState } from '../tools/loop.js'
+import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
 
 export type ToolCallRow = Selectable<ToolCallTable>
 
-/** Characters of `output` in the list and in events; the model receives the whole (at most 64 KiB). */
-export const LISTED_OUTPUT_CHARS = 4000
 export const ASK_OPERATOR = 'tandem.ask_operator'
 
 export interface ToolCallApproval {

@@ -1074,6 +1074,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "tool_call.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The tool_call.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["toolCallCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tool_call.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The tool_call.updated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["toolCallUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1697,7 +1737,7 @@ export interface components {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string;
             /** @enum {string} */
-            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            status: "pending" | "running" | "awaiting_decision" | "awaiting_tool_approval" | "awaiting_input" | "succeeded" | "failed" | "canceled";
             attempts: number;
             output: {
                 /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -2166,6 +2206,20 @@ export interface components {
              */
             finishedAt: string | null;
         };
+        /** ToolCallCreatedEvent */
+        ToolCallCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "tool_call.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["ToolCall"];
+        };
         /** ToolCallDecision */
         ToolCallDecision: {
             /** @enum {string} */
@@ -2177,6 +2231,20 @@ export interface components {
             data: components["schemas"]["ToolCall"][];
             /** @description pass as ?cursor= for the next page; null on the last page */
             nextCursor: string | null;
+        };
+        /** ToolCallUpdatedEvent */
+        ToolCallUpdatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "tool_call.updated";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["ToolCall"];
         };
         /** TriggerResult */
         TriggerResult: {
@@ -11074,6 +11142,50 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RunUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    toolCallCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ToolCallCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    toolCallUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ToolCallUpdatedEvent"];
             };
         };
         responses: {
