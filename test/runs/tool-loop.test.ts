@@ -8,6 +8,8 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
+import Value from 'typebox/value'
+import { eventSchema } from '../../src/events/payloads.js'
 import { build, dialects, send } from '../helpers.js'
 import { downMcpUrl, startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { startAnthropicToolFake, startMistralToolFake, type ToolModelFake, type ToolTurn } from '../fakes/vendors/tool-models.js'
@@ -95,6 +97,7 @@ for (const dialect of dialects()) {
         }
         const mine = events.filter((e: any) => e.type.startsWith('tool_call.') && e.data.id === call.id)
         assert.deepEqual(mine.map((e: any) => [e.type, e.data.status]), [['tool_call.created', 'running'], ['tool_call.updated', 'succeeded']])
+        for (const event of mine) assert.ok(Value.Check(eventSchema(event.type), event), JSON.stringify([...Value.Errors(eventSchema(event.type), event)].slice(0, 3)))
       })
     }
 
