@@ -22,6 +22,7 @@ export interface JobPayloads {
   'webhook.deliver': { deliveryId: string }
   'schedules.fire': ScheduleJob
   'triggers.message': MessageTriggerJob
+  'tools.call': { callId: string }
 }
 
 export type JobName = keyof JobPayloads

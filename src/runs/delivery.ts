@@ -26,6 +26,7 @@ import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
 import { prepareToolLoop } from './tool-calls-host.js'
+import { addTaskTools } from './tool-calls-task.js'
 
 const LEASE_MARGIN_MS = 5000
 
@@ -84,9 +85,11 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const started = performance.now()
   try {
     // An agent with tools (claude, mistral): the adapter runs Tandem's tool loop (docs/tools-and-approvals.md).
+    // A webhook or token-only agent with tools finds them in its payload (tools, toolsUrl).
     if (!job.poll) {
       const tools = await prepareToolLoop(app, { task, run, agent, job }, signal)
       if (tools) context.tools = tools
+      await addTaskTools(app, payload, { task, run, agent }, signal)
     }
     const outcome = job.poll && adapter.poll ? await adapter.poll(job.poll, payload, target, context) : await adapter.deliver(payload, target, context)
     if (shutdown.aborted) throw new Error('shutting down')

@@ -161,6 +161,8 @@ export const TaskPayloadSchema = Type.Object(
     previous: Type.Array(Type.Object({ phaseName: Type.String(), text: Type.String() })),
     messages: Type.Array(Type.Object({ id: Uuid, authorId: Type.String(), authorType: StringEnum(['principal', 'agent']), text: Type.String(), createdAt: Timestamp })),
     result: Type.Object({ url: Type.String(), token: Type.String() }),
+    tools: Type.Optional(Type.Array(Type.Object({ name: Type.String(), description: Type.String(), inputSchema: Free }), { description: 'the tools the agent may call (custom_webhook and custom_token_only agents with `capabilities.tools`)' })),
+    toolsUrl: Type.Optional(Type.String({ description: 'POST {toolsUrl}/{name} `{ input }` calls one (task token or agent key)' })),
   },
   { title: 'TaskPayload' },
 )

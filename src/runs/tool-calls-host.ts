@@ -2,32 +2,27 @@
 // recording every call as a row (with `tool_call.*` events) in the engine's transactions, making the calls, and
 // stopping the phase while a call waits for an operator (docs/tools-and-approvals.md).
 //
-// No call is made twice: a call is marked dispatched (in its own committed write) before it is made, and a
-// dispatched call found unfinished after a restart is recorded as failed ("interrupted"), never made again.
+// No call is made twice (src/runs/tool-exec.ts): a call is marked dispatched before it is made, and a dispatched
+// call found unfinished after a restart is recorded as failed ("interrupted"), never made again.
 import type { FastifyInstance } from 'fastify'
 import type { Agent } from '../agents/schemas.js'
 import { newId, now } from '../ids.js'
 import { removeJob } from '../jobs/index.js'
-import { insertMessage, listLatestMessages } from '../chat/store.js'
-import type { McpDeps } from '../mcp/client.js'
-import { callMcpTool, cutOutput, MAX_TOOL_INPUT_BYTES } from '../tools/mcp-call.js'
-import type { ToolDefinition } from '../tools/definitions.js'
+import { MAX_TOOL_INPUT_BYTES } from '../tools/mcp-call.js'
 import { resolveTools } from '../tools/resolve.js'
 import type { CallResult, HostAnswer, LoopState, RequestedCall, ToolLoopHost } from '../tools/loop.js'
-import { contentOf, persistRun } from './machine.js'
+import { persistRun } from './machine.js'
 import { withLockedRun } from './locked.js'
 import { snapshotOf } from './transitions.js'
 import { deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { releaseTaskLease, type TaskRow } from './store.js'
-import { outboundClient } from './outbound.js'
+import { dispatchCall, finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
 import type { Run } from './schemas.js'
 import type { ToolCallApproval, ToolCallRow, StoredLoop } from './tool-calls.js'
-import { ASK_OPERATOR, awaitsOperator, callsOfTask, recordToolCallEvent, updateCall, waitingStatus } from './tool-calls.js'
+import { ASK_OPERATOR, awaitsOperator, callsOfTask, recordToolCallEvent, waitingStatus } from './tool-calls.js'
 
 /** The providers whose adapters run Tandem's tool loop. */
 export const TOOL_LOOP_PROVIDERS: ReadonlySet<string> = new Set(['claude', 'mistral'])
-
-const INTERRUPTED = 'Tandem stopped while this call was in flight (a restart); it was not made again, and may or may not have taken effect.'
 
 interface HostInput {
   task: TaskRow
@@ -42,7 +37,7 @@ function resultOf(row: ToolCallRow, vendorName: string): CallResult {
 }
 
 /** Records the phase's warnings (entries naming no tool), when they changed, on the locked run. */
-async function noteWarnings(app: FastifyInstance, input: HostInput, warnings: string[]): Promise<void> {
+export async function noteWarnings(app: FastifyInstance, input: Pick<HostInput, 'task' | 'run'>, warnings: string[]): Promise<void> {
   if (warnings.length === 0) return
   await app.database.db.transaction().execute((trx) =>
     withLockedRun(trx, app.config.runs, input.run.id, null, async (t, run) => {
@@ -62,64 +57,20 @@ export async function prepareToolLoop(app: FastifyInstance, input: HostInput, si
   const entries = input.agent.capabilities.tools
   if (entries.length === 0 || !TOOL_LOOP_PROVIDERS.has(input.agent.providerType)) return null
   const { db, dialect } = app.database
-  const deps: McpDeps = { db, guard: outboundClient(app), timeoutMs: app.config.toolTimeoutMs }
-  const resolved = await resolveTools(deps, input.task.workspace_id, entries, signal)
+  const resolved = await resolveTools(mcpDeps(app), input.task.workspace_id, entries, signal)
   await noteWarnings(app, input, resolved.warnings)
   const byName = new Map(resolved.tools.map((tool) => [tool.name, tool]))
   const { task, run } = input
   const traceparent = task.traceparent
 
-  async function finish(row: ToolCallRow, outcome: { ok: true; output: string } | { ok: false; error: string }): Promise<ToolCallRow> {
-    return db.transaction().execute(async (trx) => {
-      const updated = await updateCall(trx, row.id, outcome.ok ? { status: 'succeeded', output: outcome.output, finished_at: now() } : { status: 'failed', error: outcome.error, finished_at: now() })
-      await recordToolCallEvent(trx, updated, run.streamId, 'tool_call.updated', traceparent)
-      return updated
-    })
-  }
-
-  async function perform(tool: ToolDefinition | undefined, name: string, inputValue: unknown, callSignal: AbortSignal): Promise<{ ok: true; output: string } | { ok: false; error: string }> {
-    if (!tool) return { ok: false, error: `The tool ${name} is no longer offered to this agent.` }
-    try {
-      if (tool.source.kind === 'mcp') {
-        const { source } = tool
-        const outcome = await callMcpTool(deps, { workspaceId: task.workspace_id, name: source.serverName, url: source.url, credentialId: source.credentialId }, source.tool, inputValue, { signal: callSignal })
-        return outcome.ok ? { ok: true, output: outcome.output } : outcome
-      }
-      const args = inputValue as Record<string, unknown>
-      if (tool.name === 'tandem.read_messages') {
-        const limit = args.limit === undefined ? 20 : args.limit
-        if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 50) return { ok: false, error: '`limit` must be an integer from 1 to 50.' }
-        const messages = await listLatestMessages(db, task.workspace_id, run.streamId, limit as number)
-        const text = messages.map((m) => `[${m.createdAt}] ${m.authorType} ${m.authorId}: ${m.text}`).join('\n')
-        return { ok: true, output: cutOutput(text || '(no messages)').output }
-      }
-      if (tool.name === 'tandem.post_message') {
-        const text = args.text
-        if (typeof text !== 'string' || text.trim() === '' || text.length > 20000) return { ok: false, error: '`text` must be a non-empty string of at most 20,000 characters.' }
-        const message = await db.transaction().execute((trx) =>
-          insertMessage(trx, { workspaceId: task.workspace_id, streamId: run.streamId, authorId: input.agent.id, authorType: 'agent', content: contentOf(text), traceparent, origin: { runId: run.id, cycleId: run.cycleId, depth: run.depth } }),
-        )
-        return { ok: true, output: `Posted message ${message.id}.` }
-      }
-      return { ok: false, error: `Tandem has no tool ${tool.name}.` }
-    } catch (error) {
-      return { ok: false, error: `The tool ${name} failed: ${error instanceof Error ? error.message : String(error)}` }
-    }
-  }
-
-  /** Makes a call not yet dispatched: marks it first (a committed write), so a restart never makes it again. */
-  async function dispatch(row: ToolCallRow, callSignal: AbortSignal): Promise<ToolCallRow> {
-    const marked = await db.updateTable('tool_calls').set({ dispatched_at: now() }).where('id', '=', row.id).where('dispatched_at', 'is', null).where('status', '=', 'running').executeTakeFirst()
-    if (Number(marked.numUpdatedRows) === 0) return finish(row, { ok: false, error: INTERRUPTED })
-    return finish(row, await perform(byName.get(row.name), row.name, JSON.parse(row.input), callSignal))
-  }
+  const scope: ToolScope = { workspaceId: task.workspace_id, run, agentId: input.agent.id, traceparent }
 
   /** The results of one step's calls, making those approved since; null while one still waits for an operator. */
   async function settle(rows: ToolCallRow[], callSignal: AbortSignal): Promise<CallResult[] | null> {
     if (rows.some(awaitsOperator)) return null
     const settled: CallResult[] = []
     for (let row of rows) {
-      if (row.status === 'running') row = row.dispatched_at === null ? await dispatch(row, callSignal) : await finish(row, { ok: false, error: INTERRUPTED })
+      if (row.status === 'running') row = await dispatchCall(app, scope, row, byName.get(row.name), callSignal)
       settled.push(resultOf(row, vendorNameOf(row)))
     }
     return settled
@@ -230,7 +181,7 @@ export async function prepareToolLoop(app: FastifyInstance, input: HostInput, si
       if (!recorded) return { waiting: true }
       for (const row of rows) {
         if (row.status === 'running' && row.dispatched_at !== null) {
-          await finish(row, await perform(byName.get(row.name), row.name, JSON.parse(row.input), callSignal))
+          await finishCall(app, scope, row, await performTool(app, scope, byName.get(row.name), row.name, JSON.parse(row.input), callSignal))
         }
       }
       return waitOrSettle(state.step, callSignal)

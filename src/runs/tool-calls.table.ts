@@ -9,7 +9,7 @@ export interface ToolCallTable {
   /** The task (attempt) whose model loop made the call. */
   task_id: string
   attempt: number
-  /** The model step (1-based) that asked for the call, and its place among the step's calls. */
+  /** The model step (1-based) that asked for the call, and its place among the step's calls; step 0: the task tool route. */
   step: number
   position: number
   /** The id the model gave the call (its tool result is sent back under it). */

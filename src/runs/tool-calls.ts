@@ -23,6 +23,9 @@ import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
 export type ToolCallRow = Selectable<ToolCallTable>
 
 export const ASK_OPERATOR = 'tandem.ask_operator'
+/** The job that makes an approved call of the task tool route, once (keyed by the call). */
+export const CALL_TOOL_JOB = 'tools.call'
+export const callKey = (callId: string) => `tool-call:${callId}`
 
 export interface ToolCallApproval {
   required: true
@@ -58,10 +61,11 @@ function cut(text: string | null): string | null {
   return `${text.slice(0, LISTED_OUTPUT_CHARS)}… [cut at ${LISTED_OUTPUT_CHARS} of ${text.length} characters]`
 }
 
-export function toToolCall(row: ToolCallRow): ToolCall {
+/** The call as listed (output cut at LISTED_OUTPUT_CHARS), or `whole` as the agent that made it reads it. */
+export function toToolCall(row: ToolCallRow, whole = false): ToolCall {
   return {
     id: row.id, runId: row.run_id, phaseRunId: row.phase_run_id, attempt: Number(row.attempt), name: row.name, input: JSON.parse(row.input),
-    output: cut(row.output), error: row.error, status: row.status, approval: row.approval === null ? null : JSON.parse(row.approval),
+    output: whole ? row.output : cut(row.output), error: row.error, status: row.status, approval: row.approval === null ? null : JSON.parse(row.approval),
     startedAt: row.started_at, finishedAt: row.finished_at,
   }
 }
@@ -75,7 +79,7 @@ export async function listToolCalls(db: Kysely<Database>, workspaceId: string, r
   if (!run) return null
   let query = db.selectFrom('tool_calls').selectAll().where('run_id', '=', run.id)
   if (after) query = query.where('id', '>', after)
-  return (await query.orderBy('id').limit(limit).execute()).map(toToolCall)
+  return (await query.orderBy('id').limit(limit).execute()).map((row) => toToolCall(row))
 }
 
 export async function callsOfTask(db: Kysely<Database>, taskId: string): Promise<ToolCallRow[]> {
@@ -109,7 +113,11 @@ async function resumeIfSettled(t: Transition, run: Run, phase: PhaseRun, taskId:
   const before = snapshotOf(run)
   const waiting = waitingStatus(rows)
   if (waiting) phase.status = waiting
-  else {
+  else if (rows.every((r) => Number(r.step) === 0)) {
+    // Calls through the task tool route (step 0): the agent is still at work; the phase runs again, nothing to deliver.
+    phase.status = 'running'
+    run.status = 'running'
+  } else {
     phase.status = 'running'
     run.status = 'running'
     const stored = [...rows].reverse().find((r) => r.loop_state !== null)
@@ -157,6 +165,8 @@ export async function decideToolCall(
         : { status: 'denied', approval: JSON.stringify(approval), error: `denied by ${by}: ${input.note ?? '(no note)'}`, finished_at: at },
     )
     await recordToolCallEvent(trx, updated, run.streamId, 'tool_call.updated', t.traceparent)
+    // A call of the task tool route is made by a job of its own, keyed by the call (a loop's by its delivery).
+    if (input.decision === 'approve' && Number(row.step) === 0) await enqueueJob(trx, CALL_TOOL_JOB, { callId: row.id }, { jobKey: callKey(row.id) })
     await resumeIfSettled(t, run, phase, row.task_id)
     return toToolCall(updated)
   })

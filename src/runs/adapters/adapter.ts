@@ -16,6 +16,9 @@ export interface TaskPayload {
   previous: Array<{ phaseName: string; text: string }>
   messages: Array<{ id: string; authorId: string; authorType: 'principal' | 'agent'; text: string; createdAt: string }>
   result: { url: string; token: string }
+  /** custom_webhook and custom_token_only agents with tools: what they may call, and where (docs/tools-and-approvals.md). */
+  tools?: Array<{ name: string; description: string; inputSchema: Record<string, unknown> }>
+  toolsUrl?: string
 }
 
 /** What an adapter knows of the agent besides the payload: where and how to call it. */
