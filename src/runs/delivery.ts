@@ -27,6 +27,7 @@ import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
 import { prepareToolLoop } from './tool-calls-host.js'
 import { addTaskTools } from './tool-calls-task.js'
+import { prepareClientTools } from './tool-calls-client.js'
 
 const LEASE_MARGIN_MS = 5000
 
@@ -90,6 +91,8 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
       const tools = await prepareToolLoop(app, { task, run, agent, job }, signal)
       if (tools) context.tools = tools
       await addTaskTools(app, payload, { task, run, agent }, signal)
+      const clientTools = await prepareClientTools(app, { task, run, agent }, signal)
+      if (clientTools) context.clientTools = clientTools
     }
     const outcome = job.poll && adapter.poll ? await adapter.poll(job.poll, payload, target, context) : await adapter.deliver(payload, target, context)
     if (shutdown.aborted) throw new Error('shutting down')

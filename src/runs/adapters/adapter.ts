@@ -56,6 +56,13 @@ export interface AdapterContext {
    * and where the loop records its calls and waits (src/runs/tool-calls-host.ts; docs/tools-and-approvals.md).
    */
   tools?: import('../../tools/loop.js').ToolLoopHost
+  /** Set for an ElevenLabs agent with tools: answers its client_tool_call events (src/runs/tool-calls-client.ts). */
+  clientTools?: ClientTools
+}
+
+/** Tools an agent calls during its conversation (ElevenLabs client tools): each call recorded and made, never thrown. */
+export interface ClientTools {
+  call(name: string, parameters: unknown, signal: AbortSignal): Promise<{ ok: boolean; text: string }>
 }
 
 export type AgentOutput = { text: string } | { content: Content }
