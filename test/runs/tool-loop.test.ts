@@ -5,7 +5,9 @@
 // too large an input, too large an output, a model looping on tools, entries that name no tool.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { createParser } from 'eventsource-parser'
 import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import Value from 'typebox/value'
@@ -228,6 +230,38 @@ for (const dialect of dialects()) {
       assert.match(done.phases[0].warnings.join('\n'), /"bogus" names no tool/)
       assert.match(done.phases[0].warnings.join('\n'), /no MCP server named ghost/)
       assert.equal((await getRun(app, run.id)).status, 'succeeded')
+    })
+
+    it('the live inbox feed adds a tool approval and a question for the pool, and removes each once acted on', { timeout: 30000 }, async () => {
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+      const controller = new AbortController()
+      const events: Array<{ event: string; data: any }> = []
+      const res = await fetch(`${base}/api/me/inbox/events`, { headers: { ...as.maria, accept: 'text/event-stream' }, signal: controller.signal })
+      assert.equal(res.status, 200)
+      const parser = createParser({ onEvent: (e) => events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }) })
+      const reading = (async () => {
+        const decoder = new TextDecoder()
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
+      })().catch(() => {})
+      try {
+        const { run } = await runWith('claude', ['files.delete_file', 'tandem.ask_operator'], [
+          { calls: [{ name: 'files__delete_file', input: { path: '/live' } }] },
+          { calls: [{ name: 'tandem__ask_operator', input: { question: 'Anything else?' } }] },
+          { text: 'Finished.' },
+        ])
+        const approval = await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === run.id && e.data.kind === 'tool_approval'), 10000, 'the approval added')
+        assert.equal((await send(app, 'POST', `/api/runs/${run.id}/tool-calls/${approval.data.callId}/decision`, { decision: 'approve' }, as.maria)).statusCode, 200)
+        await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.callId === approval.data.callId), 10000, 'the approval removed')
+        const question = await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === run.id && e.data.kind === 'question'), 10000, 'the question added')
+        assert.equal(question.data.summary, 'Anything else?')
+        assert.equal((await send(app, 'POST', `/api/runs/${run.id}/phases/${question.data.phaseRunId}/answer`, { text: 'No.' }, as.maria)).statusCode, 200)
+        await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.callId === question.data.callId), 10000, 'the question removed')
+        await runIn(app, run.id, 'succeeded')
+      } finally {
+        controller.abort()
+        await reading
+      }
     })
 
     it('cancel while a call awaits approval: the phase is canceled and a late decision is a 409', async () => {
