@@ -183,21 +183,22 @@ for (const dialect of dialects()) {
       assert.equal(toolResults('mistral', requests()[2]!.body).length, 2)
     })
 
-    it('failed calls the model sees, never a crashed run: no such tool, a tool that throws, a server down, too slow, input too large', async () => {
+    it('failed calls the model sees, never a crashed run: no such tool, a tool that throws, a server down, too slow, 10 MB, input too large or not JSON', async () => {
       const big = 'x'.repeat(64 * 1024 + 1)
-      const { run, requests } = await runWith('claude', ['files.echo', 'files.throws', 'down.*', 'slow.delete_file'], [
+      const { run, requests } = await runWith('claude', ['files.echo', 'files.throws', 'files.huge', 'down.*', 'slow.delete_file'], [
         { calls: [{ name: 'nope__missing', input: {} }, { name: 'files__throws', input: {} }, { name: 'files__echo', input: { text: big } }] },
-        { calls: [{ name: 'slow__delete_file', input: { path: '/slow' } }, { name: 'files__echo', rawInput: '{not json' }] },
+        { calls: [{ name: 'slow__delete_file', input: { path: '/slow' } }, { name: 'files__echo', rawInput: '{not json' }, { name: 'files__huge', input: {} }] },
         { text: 'Everything failed.' },
       ])
       const done = await runIn(app, run.id, 'succeeded', 30000)
       assert.equal(await outputOf(done), 'Everything failed.')
       const calls = await toolCalls(run.id)
-      assert.deepEqual(calls.map((c: any) => [c.name, c.status]), [['nope__missing', 'failed'], ['files.throws', 'failed'], ['files.echo', 'failed'], ['slow.delete_file', 'failed'], ['files.echo', 'failed']])
+      assert.deepEqual(calls.map((c: any) => [c.name, c.status]), [['nope__missing', 'failed'], ['files.throws', 'failed'], ['files.echo', 'failed'], ['slow.delete_file', 'failed'], ['files.echo', 'failed'], ['files.huge', 'failed']])
       assert.match(calls[0].error, /no tool named nope__missing/)
       assert.match(calls[2].error, /65548 bytes of JSON; at most 65536/)
       assert.match(calls[3].error, /did not answer within 1500 ms/)
       assert.match(calls[4].error, /JSON object/)
+      assert.match(calls[5].error, /more than 4194304 bytes; Tandem stopped reading/)
       assert.match(done.phases[0].warnings[0], /down\.\*/)
       const results = toolResults('claude', requests()[1]!.body)
       assert.equal(results.length, 3)
