@@ -95,7 +95,15 @@ export async function prepareToolLoop(app: FastifyInstance, input: HostInput, si
     const waiting = await db.transaction().execute((trx) =>
       withLockedRun(trx, app.config.runs, run.id, null, async (t, locked) => {
         const phase = locked.phases.find((p) => p.id === task.phase_run_id)
-        if (!phase || phase.status !== 'running') return 'gone' as const
+        if (!phase || phase.status !== 'running') {
+          // Nothing to do (the phase waits or ended): on PostgreSQL this delivery's lease and watchdog go too. No
+          // resume is pending while the phase does not run, so the delivery key holds only the watchdog.
+          if (dialect === 'postgres') {
+            await releaseTaskLease(trx, task.id)
+            await removeJob(trx, deliveryKey(task.id))
+          }
+          return 'gone' as const
+        }
         const status = waitingStatus((await callsOfTask(trx, task.id)).filter((r) => r.step === step))
         if (!status) return null
         const before = snapshotOf(locked)

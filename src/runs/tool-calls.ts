@@ -1,7 +1,7 @@
 // Tool calls (AGENTS.md, "Tools"; docs/tools-and-approvals.md): the rows, as the API shows them, their events,
 // and the two operator actions on them — an approval decision and an answer to `tandem.ask_operator` — which
 // run on the locked run, in the caller's transaction, and resume the phase when nothing else waits.
-import type { Kysely, Selectable } from 'kysely'
+import { PostgresAdapter, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { RunsConfig } from '../config.js'
 import { now } from '../ids.js'
@@ -26,6 +26,9 @@ export const ASK_OPERATOR = 'tandem.ask_operator'
 /** The job that makes an approved call of the task tool route, once (keyed by the call). */
 export const CALL_TOOL_JOB = 'tools.call'
 export const callKey = (callId: string) => `tool-call:${callId}`
+/** The backup delivery of a resumed loop on PostgreSQL (see resumeIfSettled), after the lease's length and a second. */
+const resumeBackupKey = (taskId: string) => `deliver-resume:${taskId}`
+const RESUME_BACKUP_MARGIN_MS = 6000
 
 export interface ToolCallApproval {
   required: true
@@ -124,6 +127,13 @@ async function resumeIfSettled(t: Transition, run: Run, phase: PhaseRun, taskId:
     const job = stored ? (JSON.parse(stored.loop_state as string) as StoredLoop).job : null
     if (!job) throw new Error(`the tool calls of task ${taskId} hold no loop state`)
     await enqueueJob(t.db, DELIVER_TASK_JOB, { taskId, token: job.token, dispatch: 1 }, { jobKey: deliveryKey(taskId) })
+    // On PostgreSQL a delivery is recovered by the watchdog it enqueues with its lease; an instance that dies after
+    // taking the job but before that lease leaves none. A second delivery after a lease's length covers it (a
+    // no-op when the loop has moved on: the task closed, or leased, or the phase waiting again).
+    if (t.db.getExecutor().adapter instanceof PostgresAdapter) {
+      const after = t.settings.dispatchTimeoutMs + RESUME_BACKUP_MARGIN_MS
+      await enqueueJob(t.db, DELIVER_TASK_JOB, { taskId, token: job.token, dispatch: 1 }, { jobKey: resumeBackupKey(taskId), runAt: new Date(Date.now() + after) })
+    }
     await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { jobKey: timeoutKey(taskId), runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
   }
   await persistRun(t, run, 'tool_resume', before)
