@@ -18,6 +18,7 @@ import * as agentVersion from './migrations/0038_agent_version.js'
 import * as assets from './migrations/0050_assets.js'
 import * as agentTemplates from './migrations/0051_agent_templates.js'
 import * as mcpServers from './migrations/0052_mcp_servers.js'
+import * as messageStreaming from './migrations/0053_message_streaming.js'
 import * as operators from './migrations/0060_operators.js'
 import type { Db } from './connect.js'
 
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0050_assets': assets,
   '0051_agent_templates': agentTemplates,
   '0052_mcp_servers': mcpServers,
+  '0053_message_streaming': messageStreaming,
   '0060_operators': operators,
 }
 

@@ -46,6 +46,19 @@ export interface AdapterContext {
   timeoutMs: number
   /** W3C trace context to send as `traceparent`: a new span in the trace of the request that started the run. */
   traceparent?: string
+  /**
+   * Set when the agent streams (`capabilities.streaming: true`): the adapter hands each piece of the answer here
+   * as the vendor writes it (docs/streaming-and-usage.md). It never throws and never waits; the engine creates
+   * the message at the first delta, resets it on a retried delivery, and still takes the whole `output` of the
+   * outcome as the answer.
+   */
+  onDelta?: (text: string) => void
+}
+
+/** Tokens the vendor reported for one attempt (summed over a tool loop's steps). */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
 }
 
 export type AgentOutput = { text: string } | { content: Content }
@@ -54,7 +67,7 @@ export type ProblemCode = 'agent-failed' | 'agent-rejected' | 'agent-unavailable
 
 export type DeliveryOutcome =
   /** The answer is here: the engine posts it and advances the phase. */
-  | { kind: 'answered'; output: AgentOutput }
+  | { kind: 'answered'; output: AgentOutput; usage?: { inputTokens: number; outputTokens: number } | null }
   /** The agent took the task and will POST to result.url (custom_webhook 202, custom_token_only). */
   | { kind: 'accepted' }
   /** The vendor works on it: the engine calls `poll(state)` from a scheduled job after `afterMs` (default TANDEM_POLL_INTERVAL_MS). */

@@ -367,7 +367,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a message
-         * @description Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403).
+         * @description Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403). A message an agent is still streaming (`status: "streaming"`) cannot be edited (409 `message-streaming`).
          */
         patch: operations["editMessage"];
         trace?: never;
@@ -895,6 +895,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tasks/{taskId}/deltas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stream a piece of the answer before the result
+         * @description Body: `{ "text": "<delta>" }`, for an agent with `capabilities.streaming: true` (else 409 `streaming-off`). The first delta creates the agent's message (`status: "streaming"`); each one goes live to the stream's SSE clients as `message.delta`. The answer is still POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed.
+         */
+        post: operations["submitTaskDelta"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{hookId}": {
         parameters: {
             query?: never;
@@ -1123,7 +1143,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated")[];
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
@@ -1386,6 +1406,11 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             editedAt: string | null;
+            /**
+             * @description streaming: an agent is writing it (message.delta events follow; it cannot be edited); complete: every other message; failed: the attempt writing it failed, the text is what had arrived
+             * @enum {string}
+             */
+            status: "streaming" | "complete" | "failed";
         };
         /** MessageBody */
         MessageBody: {
@@ -1485,6 +1510,9 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             finishedAt: string | null;
+            usage?: components["schemas"]["Usage"];
+            /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
+            costUsd?: number | null;
         };
         /**
          * Problem
@@ -1565,6 +1593,9 @@ export interface components {
             finishedAt: string | null;
             error: components["schemas"]["RunProblem"];
             phases: components["schemas"]["PhaseRun"][];
+            usage?: components["schemas"]["Usage"];
+            /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
+            costUsd?: number | null;
         };
         /** RunDecision */
         RunDecision: {
@@ -1693,7 +1724,7 @@ export interface components {
             /** @description the position of the event in its stream (decimal, from 1, no gaps) */
             id: string;
             /** @enum {string} */
-            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
+            type: "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
@@ -1720,6 +1751,20 @@ export interface components {
         TaskAccepted: {
             /** @enum {boolean} */
             accepted: true;
+        };
+        /** TaskDelta */
+        TaskDelta: {
+            /** @description the next piece of the answer */
+            text: string;
+        };
+        /** TaskDeltaAccepted */
+        TaskDeltaAccepted: {
+            /** @enum {boolean} */
+            accepted: true;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            messageId: string;
+            /** @description characters of the message before this delta */
+            offset: number;
         };
         /** TaskPayload */
         TaskPayload: {
@@ -1794,6 +1839,11 @@ export interface components {
             };
             error?: {
                 detail: string;
+            };
+            /** @description the tokens this answer used, as the agent counts them (optional; summed into the phase and run) */
+            usage?: {
+                inputTokens: number;
+                outputTokens: number;
             };
         };
         /**
@@ -1910,10 +1960,18 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url?: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events?: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated")[];
             enabled?: boolean;
             description?: string | null;
         };
+        /**
+         * Usage
+         * @description tokens the vendor reported (summed over tool steps, attempts, phases); null when none reported
+         */
+        Usage: {
+            inputTokens: number;
+            outputTokens: number;
+        } | null;
         /** Webhook */
         Webhook: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -10068,6 +10126,123 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskAccepted"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submitTaskDelta: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskDelta"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskDeltaAccepted"];
                 };
             };
             /** @description RFC 9457 problem details */
