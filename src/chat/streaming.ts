@@ -97,6 +97,23 @@ export async function appendDelta(
 }
 
 /**
+ * POST /api/tasks/{id}/deltas: in one transaction of its own, the task still open (else null) and the delta
+ * appended under the task's current claim (a new claim's first delta resets the text).
+ */
+export async function appendTaskDelta(
+  db: Kysely<Database>,
+  input: { workspaceId: string; streamId: string; authorId: string; taskId: string; delta: string; traceparent: string | null; postgres: boolean },
+): Promise<{ message: Message; offset: number; reset: boolean } | null> {
+  return db.transaction().execute(async (trx) => {
+    let query = trx.selectFrom('run_tasks').select(['state', 'token_hash']).where('id', '=', input.taskId)
+    if (input.postgres) query = query.forUpdate()
+    const task = await query.executeTakeFirst()
+    if (task?.state !== 'open') return null
+    return appendDelta(trx, { ...input, streamKey: task.token_hash })
+  })
+}
+
+/**
  * The end of a streamed answer: the message gets its whole content and status complete (one stored event,
  * message.completed), then its message triggers are matched. In the transaction that settles the task.
  */

@@ -12,7 +12,7 @@ import { hashToken, runProblem } from './machine.js'
 import { findTask, type TaskRow } from './store.js'
 import { TaskAccepted, TaskDeltaAccepted, TaskDeltaBody, TaskIdParams, TaskResultBody } from './schemas.js'
 import { findAgent } from '../agents/store.js'
-import { appendDelta } from '../chat/streaming.js'
+import { appendTaskDelta } from '../chat/streaming.js'
 import { publishDelta } from '../events/deltas.js'
 import { countTokens } from '../metrics/tokens.js'
 
@@ -105,20 +105,17 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: TaskDeltaAccepted, ...ProblemResponses },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const task = request.task as TaskRow
       if (task.state !== 'open') throw new AppError('task-closed', `The task is ${task.state}; it no longer takes deltas.`)
       const agent = await findAgent(db, task.workspace_id, task.agent_id)
       if (!agent?.capabilities.streaming) throw new AppError('streaming-off', 'The task\'s agent does not stream (capabilities.streaming is not true): POST the whole answer to /result.')
       const run = await db.selectFrom('runs').select(['stream_id']).where('id', '=', task.run_id).executeTakeFirstOrThrow()
-      const appended = await reply.withTransaction(async (trx) => {
-        const current = await trx.selectFrom('run_tasks').select(['state', 'token_hash']).where('id', '=', task.id).executeTakeFirst()
-        if (current?.state !== 'open') throw new AppError('task-closed', 'The task was closed before this delta; it no longer takes one.')
-        return appendDelta(trx, {
-          workspaceId: task.workspace_id, streamId: run.stream_id, authorId: task.agent_id, taskId: task.id, delta: request.body.text,
-          streamKey: current.token_hash, traceparent: task.traceparent, postgres: app.database.dialect === 'postgres',
-        })
+      const appended = await appendTaskDelta(db, {
+        workspaceId: task.workspace_id, streamId: run.stream_id, authorId: task.agent_id, taskId: task.id, delta: request.body.text,
+        traceparent: task.traceparent, postgres: app.database.dialect === 'postgres',
       })
+      if (!appended) throw new AppError('task-closed', 'The task was closed before this delta; it no longer takes one.')
       await publishDelta(db, { streamId: run.stream_id, messageId: appended.message.id, offset: appended.offset, text: request.body.text, ...(appended.reset ? { reset: true as const } : {}) })
       return { accepted: true as const, messageId: appended.message.id, offset: appended.offset }
     },
