@@ -20,6 +20,7 @@ import * as agentTemplates from './migrations/0051_agent_templates.js'
 import * as mcpServers from './migrations/0052_mcp_servers.js'
 import * as messageStreaming from './migrations/0053_message_streaming.js'
 import * as operators from './migrations/0060_operators.js'
+import * as decisionPolicies from './migrations/0061_decision_policies.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0052_mcp_servers': mcpServers,
   '0053_message_streaming': messageStreaming,
   '0060_operators': operators,
+  '0061_decision_policies': decisionPolicies,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
