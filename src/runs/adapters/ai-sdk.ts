@@ -78,8 +78,11 @@ async function streamWithModel(
     failure = thrown
   }
   if (failure !== undefined) {
-    // Cut after the answer had begun (a dropped connection, a stream that never ends): a transient failure.
-    if (text !== '' && !(APICallError.isInstance(failure) && failure.statusCode !== undefined)) return errorOutcome(vendor, failure, context)
+    // Cut after the answer had begun (a dropped connection, a stream that never ends; the SDK reports a stream
+    // broken after a 2xx as an APICallError with that status): a transient failure.
+    const status = APICallError.isInstance(failure) ? failure.statusCode : undefined
+    const afterSuccess = status !== undefined && status >= 200 && status < 300
+    if (afterSuccess || (text !== '' && status === undefined)) return errorOutcome(vendor, failure, context)
     return modelErrorOutcome(vendor, failure, context, secret)
   }
   if (!text.trim()) return malformed(vendor, 'answered with no text')
