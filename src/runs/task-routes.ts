@@ -15,6 +15,7 @@ import { findAgent } from '../agents/store.js'
 import { appendTaskDelta } from '../chat/streaming.js'
 import { publishDelta } from '../events/deltas.js'
 import { countTokens } from '../metrics/tokens.js'
+import { taskToolRoutes } from './tool-calls-task-routes.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -120,4 +121,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { accepted: true as const, messageId: appended.message.id, offset: appended.offset }
     },
   )
+
+  // The task's tools (docs/tools-and-approvals.md), behind the same authentication.
+  await app.register(taskToolRoutes(authenticate))
 }
