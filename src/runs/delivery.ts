@@ -7,20 +7,20 @@
 // and, in the same transaction, schedules a watchdog delivery for when the lease ends; if the instance dies
 // mid-delivery, any other instance delivers the task again then (same task id, so the same webhook-id).
 import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
+import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
-import { findAgent } from '../agents/store.js'
-import { enqueueJob, removeJob } from '../jobs/index.js'
+import { toAgent } from '../agents/store.js'
+import { addJobSql, enqueueJob, removeJob, removeJobs } from '../jobs/index.js'
 import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { phaseAnswered, phaseFailed, runProblem, taskToken } from './machine.js'
 import { DELIVER_TASK_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
-import { closeTask, findRun, findTask, leaseTask, releaseTaskLease, type TaskRow } from './store.js'
+import { closeTask, findDeliveryContext, findTask, leaseOpenTask, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { withLockedRun } from './locked.js'
-import { readAgentSecret } from './secrets.js'
+import { openAgentSecret } from './secrets.js'
 import { outboundClient } from './outbound.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
@@ -34,13 +34,22 @@ type Settlement = { output: AgentOutput } | { problem: RunProblem }
  * Closes an open task and moves its phase on, in one transaction: the run is locked first, so a cancel or a
  * second answer racing with this one sees the task closed. 'closed' when the task no longer takes an answer.
  */
-export async function settleTask(db: Kysely<Database>, settings: FastifyInstance['config']['runs'], taskId: string, settlement: Settlement): Promise<'settled' | 'closed'> {
+export async function settleTask(
+  db: Kysely<Database>,
+  settings: FastifyInstance['config']['runs'],
+  taskId: string,
+  settlement: Settlement,
+  /** The task's row when the caller has read it (its run and phase never change): not read again. */
+  known?: Pick<TaskRow, 'id' | 'run_id' | 'phase_run_id'>,
+): Promise<'settled' | 'closed'> {
   return db.transaction().execute(async (trx) => {
-    const task = await findTask(trx, taskId)
+    const task = known ?? (await findTask(trx, taskId))
     if (!task) return 'closed'
     const settled = await withLockedRun(trx, settings, task.run_id, null, async (t, run) => {
+      // Closing the task also ends its delivery lease (lease_until null).
       if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed' as const
-      await removeJob(trx, timeoutKey(task.id))
+      // Its time-out, and any delivery still waiting (a retry, a poll, the watchdog), are no longer due.
+      await removeJobs(trx, [timeoutKey(task.id), deliveryKey(task.id)])
       if ('output' in settlement) await phaseAnswered(t, run, task.phase_run_id, settlement.output)
       else await phaseFailed(t, run, task.phase_run_id, settlement.problem)
       return 'settled' as const
@@ -54,17 +63,19 @@ const scrub = (detail: string, secret: string | null) => (secret && secret.lengt
 /** One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more. */
 async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null } | null> {
   const { db } = app.database
-  const run = await findRun(db, task.workspace_id, task.run_id)
-  if (!run) return null
+  // The run, its stream and cycle, the agent and its credential: one query.
+  const stored = await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id)
+  if (!stored) return null
+  const { run } = stored
   const unavailable = (detail: string) => ({ outcome: { kind: 'failed', code: 'agent-unavailable', detail } as DeliveryOutcome, secret: null })
-  const agent = await findAgent(db, task.workspace_id, task.agent_id)
-  if (!agent) return unavailable(`The agent ${task.agent_id} no longer exists.`)
+  if (!stored.agent) return unavailable(`The agent ${task.agent_id} no longer exists.`)
+  const agent = toAgent(stored.agent)
   const adapter = adapterFor(agent.providerType)
   if (!adapter) return unavailable(`Agents of providerType ${agent.providerType} cannot be called by this server.`)
   let secret: string | null = null
   if (agent.credentialId) {
-    secret = await readAgentSecret(db, task.workspace_id, agent.credentialId)
-    if (secret === null) return unavailable(`The credential ${agent.credentialId} the agent names does not exist.`)
+    if (!stored.credential) return unavailable(`The credential ${agent.credentialId} the agent names does not exist.`)
+    secret = openAgentSecret(stored.credential)
   }
   const target: AgentTarget = {
     id: agent.id, name: agent.name, providerType: agent.providerType, authMode: agent.authMode, endpointUrl: agent.endpointUrl,
@@ -72,7 +83,10 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   }
   const reason = adapter.unavailable(target)
   if (reason) return unavailable(`The agent cannot be called: ${reason}.`)
-  const payload = await buildTaskPayload(db, { task, token: taskToken(app.vault, job), run, agent, base: publicBase(app) })
+  const payload = await buildTaskPayload(db, {
+    task, token: taskToken(app.vault, job), run, agent, base: publicBase(app),
+    known: { streamName: stored.streamName ?? '', cycleDescription: stored.cycleDescription },
+  })
   const timeoutMs = app.config.runs.dispatchTimeoutMs
   const limit = deadline(timeoutMs, shutdown)
   const signal = limit.signal
@@ -100,51 +114,54 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
 export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
   const { db, dialect } = app.database
   const settings = app.config.runs
-  const task = await findTask(db, job.taskId)
-  if (!task || task.state !== 'open') return
-  const key = deliveryKey(task.id)
+  const key = deliveryKey(job.taskId)
+  let task: TaskRow | undefined
   if (dialect === 'postgres') {
     const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
-    const leased = await db.transaction().execute(async (trx) => {
-      const at = Date.now()
-      const ok = await leaseTask(trx, task.id, new Date(at).toISOString(), new Date(at + leaseMs).toISOString())
-      // The watchdog: delivers again if this instance (or the lease holder) dies before it is done.
-      await enqueueJob(trx, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) })
-      return ok
-    })
-    if (!leased) return
+    const at = Date.now()
+    // One statement: the open task read, its lease taken, and the watchdog added, which delivers again if this
+    // instance (or the lease holder) dies before it is done.
+    const watchdog = addJobSql(db, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) }) as RawBuilder<unknown>
+    const leased = await leaseOpenTask(db, job.taskId, new Date(at).toISOString(), new Date(at + leaseMs).toISOString(), watchdog)
+    if (!leased.task || !leased.leased) return
+    task = leased.task
+  } else {
+    task = await findTask(db, job.taskId)
+    if (!task || task.state !== 'open') return
   }
-  const result = await attempt(app, task, job, shutdown)
+  const open = task
+  const result = await attempt(app, open, job, shutdown)
   if (!result) return
   const { outcome, secret } = result
   const done = async () => {
     if (dialect !== 'postgres') return
     await db.transaction().execute(async (trx) => {
-      await releaseTaskLease(trx, task.id)
+      await releaseTaskLease(trx, open.id)
       await removeJob(trx, key)
     })
   }
+  // A settled task's lease and pending delivery jobs end with it (settleTask); only a task that stays open needs done().
+  const settle = async (settlement: Settlement) => {
+    if ((await settleTask(db, settings, open.id, settlement, open)) === 'closed') await done()
+  }
   switch (outcome.kind) {
     case 'answered':
-      await settleTask(db, settings, task.id, { output: outcome.output })
-      return done()
+      return settle({ output: outcome.output })
     case 'failed':
-      await settleTask(db, settings, task.id, { problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
-      return done()
+      return settle({ problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
     case 'accepted':
       return done()
     case 'poll':
     case 'retry': {
       if (outcome.kind === 'retry' && job.dispatch >= settings.dispatchAttempts) {
         const detail = `No delivery succeeded after ${job.dispatch} attempt${job.dispatch === 1 ? '' : 's'}; the last: ${scrub(outcome.detail, secret)}.`
-        await settleTask(db, settings, task.id, { problem: runProblem('agent-unreachable', detail) })
-        return done()
+        return settle({ problem: runProblem('agent-unreachable', detail) })
       }
       const next: DeliveryJob =
         outcome.kind === 'poll' ? { ...job, poll: outcome.state, dispatch: 1 } : { ...job, dispatch: job.dispatch + 1 }
       const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
-        if (dialect === 'postgres') await releaseTaskLease(trx, task.id)
+        if (dialect === 'postgres') await releaseTaskLease(trx, open.id)
         await enqueueJob(trx, DELIVER_TASK_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
       })
       return

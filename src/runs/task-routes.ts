@@ -74,7 +74,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const settlement = output
         ? { output: output.content ? { content: output.content } : { text: output.text as string } }
         : { problem: runProblem('agent-failed', `The agent reported: ${error!.detail}`) }
-      const outcome = await settleTask(db, app.config.runs, task.id, settlement)
+      const outcome = await settleTask(db, app.config.runs, task.id, settlement, task)
       if (outcome === 'closed') throw new AppError('task-closed', 'The task was closed (answered, canceled or superseded) before this answer; it no longer takes one.')
       return { accepted: true as const }
     },
