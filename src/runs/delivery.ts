@@ -10,13 +10,13 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { toAgent } from '../agents/store.js'
-import { addJobSql, enqueueJob, removeJob, removeJobs } from '../jobs/index.js'
+import { addJobSql, enqueueJobs, removeJob, removeJobs, type JobSpec } from '../jobs/index.js'
 import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { phaseAnswered, phaseFailed, runProblem, taskToken } from './machine.js'
-import { DELIVER_TASK_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { closeTask, findDeliveryContext, findTask, leaseOpenTask, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { withLockedRun } from './locked.js'
@@ -56,6 +56,16 @@ export async function settleTask(
     })
     return settled ?? 'closed'
   })
+}
+
+/**
+ * The time-out of a push task, armed by its delivery once the task may stay open (the agent accepted it, a vendor
+ * is polled, a delivery is retried): due TANDEM_TASK_TIMEOUT_S after the task was created, keyed by the task (so
+ * arming it again replaces it) and removed when the task settles. A push task its first delivery settles (the
+ * agent answers in its response) never gets one: no job row per task for nothing to time out.
+ */
+function timeoutJob(task: TaskRow, settings: FastifyInstance['config']['runs']): JobSpec {
+  return { name: TIMEOUT_JOB, payload: { taskId: task.id }, options: { jobKey: timeoutKey(task.id), runAt: new Date(Date.parse(task.created_at) + settings.taskTimeoutS * 1000) } }
 }
 
 const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
@@ -150,7 +160,16 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
     case 'failed':
       return settle({ problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
     case 'accepted':
-      return done()
+      // The agent answers later (the result route): from now on the task waits on its time-out.
+      await db.transaction().execute(async (trx) => {
+        if (dialect === 'postgres') {
+          await releaseTaskLease(trx, open.id)
+          await removeJob(trx, key)
+        }
+        // Unless the agent's answer came first (a task settled has no time-out to wait on).
+        if ((await findTask(trx, open.id))?.state === 'open') await enqueueJobs(trx, [timeoutJob(open, settings)])
+      })
+      return
     case 'poll':
     case 'retry': {
       if (outcome.kind === 'retry' && job.dispatch >= settings.dispatchAttempts) {
@@ -162,7 +181,8 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
         if (dialect === 'postgres') await releaseTaskLease(trx, open.id)
-        await enqueueJob(trx, DELIVER_TASK_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
+        if ((await findTask(trx, open.id))?.state !== 'open') return
+        await enqueueJobs(trx, [timeoutJob(open, settings), { name: DELIVER_TASK_JOB, payload: next, options: { jobKey: key, runAt: new Date(Date.now() + delay) } }])
       })
       return
     }

@@ -194,11 +194,14 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     closed_at: null,
     traceparent: childOfStored(t.traceparent),
   }
-  // The task's time-out (keyed by the task, removed when it settles) and, for a push task, its delivery: one statement.
-  const jobs: JobSpec[] = [{ name: TIMEOUT_JOB, payload: { taskId }, options: { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) } }]
+  // A push task's delivery job; its time-out is armed by the delivery if the task stays open (delivery.ts
+  // timeoutJob). A claim task waits on its time-out (keyed by the task, removed when it settles) from the start.
+  const jobs: JobSpec[] = []
   if (delivery === 'push') {
     const job: DeliveryJob = { taskId, token: vaultOf(t.db).seal(token, tokenAad(taskId)), dispatch: 1 }
     jobs.push({ name: DELIVER_TASK_JOB, payload: job, options: { jobKey: deliveryKey(taskId), newKey: true } })
+  } else {
+    jobs.push({ name: TIMEOUT_JOB, payload: { taskId }, options: { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.parse(at) + t.settings.taskTimeoutS * 1000) } })
   }
   const write = async () => {
     await insertTask(t.db, task)
