@@ -344,8 +344,18 @@ async function expireDecision(t: Transition, run: Run, phase: PhaseRun): Promise
   await decide(t, run, phase, phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire, null, SYSTEM_DECIDER)
 }
 
-/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock). */
-export const CLOCK_EFFECTS: Record<ClockKind, ClockEffects> = {
+/**
+ * A tool approval's or a question's expiry with onExpire `fail` (tool-calls.ts): the waiting phase fails with
+ * `decision-expired`, and with it the run.
+ */
+export async function failWaitingPhase(t: Transition, run: Run, phase: PhaseRun, detail: string): Promise<void> {
+  const before = snapshotOf(run)
+  await failPhase(t, run, phase, runProblem('decision-expired', detail))
+  await persistRun(t, run, 'clock', before)
+}
+
+/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock); tool-calls.ts has the tool waits'. */
+export const CLOCK_EFFECTS: Pick<Record<ClockKind, ClockEffects>, 'decision'> = {
   decision: { remind: remindEffect, escalate: escalateDecision, expire: expireDecision },
 }
 
