@@ -33,6 +33,7 @@ import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJo
 import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
 import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from './decision-timers.js'
 import { approversOf } from './pool.js'
+import { settleEndedCalls } from './tool-calls.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
@@ -78,6 +79,8 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   checkTransition(event, before, run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
+  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts).
+  await settleEndedCalls(t, run, before)
   // A new run's row exists already (createRun inserts it first: its first task refers to it).
   await updateRun(t.db, run)
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)

@@ -275,3 +275,39 @@ export const TOOL_CLOCK_EFFECTS: { tool_approval: ClockEffects; question: ClockE
   tool_approval: { remind: remindEffect, escalate: escalateToolWait, expire: expireApproval },
   question: { remind: remindEffect, escalate: escalateToolWait, expire: expireQuestion },
 }
+
+/**
+ * What a call of the task tool route reads when it was still in flight as its task ended: the process making it
+ * stopped (a restart), or the task ended first. Settled as failed, the way the model loop's calls are (tool-exec.ts).
+ */
+export const UNSETTLED = 'interrupted: the task ended while this call was in flight (Tandem stopped, or the task ended first); its outcome was not recorded, and it may or may not have taken effect.'
+
+const ACTIVE: ReadonlyArray<PhaseRun['status']> = ['running', 'awaiting_tool_approval', 'awaiting_input']
+
+/**
+ * persistRun, for the phases that stopped being at work in this step (answered, failed, canceled): their calls of
+ * the task tool route still in flight (dispatched, never finished) whose task is closed are settled as failed
+ * (UNSETTLED), so none stays `running` forever. A request that was really still making one finds it settled and
+ * leaves it so (tool-exec.ts finishCall).
+ */
+export async function settleEndedCalls(t: Transition, run: Run, before: { status: string; phases: ReadonlyArray<PhaseRun['status']> }): Promise<void> {
+  if (before.status === 'new') return
+  const ended = run.phases.filter((p) => ACTIVE.includes(before.phases[p.index]!) && !ACTIVE.includes(p.status)).map((p) => p.id)
+  if (ended.length === 0) return
+  const rows = await t.db
+    .selectFrom('tool_calls')
+    .innerJoin('run_tasks', 'run_tasks.id', 'tool_calls.task_id')
+    .select('tool_calls.id')
+    .where('tool_calls.run_id', '=', run.id)
+    .where('tool_calls.phase_run_id', 'in', ended)
+    .where('tool_calls.step', '=', 0)
+    .where('tool_calls.status', '=', 'running')
+    .where('tool_calls.dispatched_at', 'is not', null)
+    .where('tool_calls.finished_at', 'is', null)
+    .where('run_tasks.state', '!=', 'open')
+    .execute()
+  for (const { id } of rows) {
+    const updated = await updateCall(t.db, id, { status: 'failed', error: UNSETTLED, finished_at: now() })
+    await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  }
+}
