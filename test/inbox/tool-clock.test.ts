@@ -3,14 +3,15 @@
 // timers (keyed by the call) when its phase starts waiting, removed when it is decided, answered or the run is
 // canceled; the inbox items show the deadlines and claims; the effects run by calling the job's handler directly
 // (remind, escalate to admins, expire: deny, approve, fail; a question's no answer), and one expiry on the real
-// clock (PT5S). A pool no one has escalates the call at once.
+// clock (PT5S). A pool no one has escalates the call at once; start-up re-adds timers not yet taken effect.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { createApiKey } from '../../src/principals/store.js'
-import { runClockTimer, type ClockJob } from '../../src/runs/decision-timers.js'
+import { clockKey, resumeDecisionClocks, runClockTimer, type ClockJob } from '../../src/runs/decision-timers.js'
+import { removeJob } from '../../src/jobs/index.js'
 import { ALL_CLOCK_EFFECTS } from '../../src/runs/decision-jobs.js'
 import { build, dialects, send } from '../helpers.js'
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
@@ -186,6 +187,18 @@ for (const dialect of dialects()) {
       await fire(job(fails, 'question', asked, 'expire'))
       const failed = await getRun(app, fails.run.id)
       assert.deepEqual([failed.status, failed.error.type], ['failed', 'urn:tandem:problem:decision-expired'])
+    })
+
+    it('start-up re-adds the timers of a waiting call that have not taken effect', async () => {
+      const payload = await claimed({ decision: { remindAfter: 'PT1H', escalateAfter: 'PT2H', expireAfter: 'PT3H' } })
+      const callId = await call(payload, 'files.delete_file', { path: '/r' })
+      await fire(job(payload, 'tool_approval', callId, 'remind'))
+      for (const timer of ['remind', 'escalate', 'expire'] as const) await removeJob(app.database.db, clockKey(job(payload, 'tool_approval', callId, timer)))
+      assert.equal(await pendingJobs(callId), 0)
+      await resumeDecisionClocks(app.database.db)
+      assert.equal(await pendingJobs(callId), 2, 'escalate and expire; the reminder took effect already')
+      assert.equal((await send(app, 'POST', `/api/runs/${payload.run.id}/cancel`, {}, maria)).statusCode, 200)
+      assert.equal(await pendingJobs(callId), 0)
     })
 
     it('no one to decide: a pool no principal has escalates the call at once', async () => {
