@@ -20,7 +20,8 @@ export const RUN_TRANSITIONS: Record<RunEvent, Moves<RunStatus | 'new'>> = {
   fail: { running: ['failed'] },
   decide: { waiting: ['running', 'waiting', 'succeeded', 'failed', 'rejected'] },
   cancel: { queued: ['canceled'], running: ['canceled'], waiting: ['canceled'] },
-  // A decision clock's timer that changes the run without a decision (an escalation): it keeps waiting.
+  // A clock's timer that changes the run without a decision: an escalation (it keeps waiting), or a tool
+  // approval's or question's expiry with onExpire `fail` (the phase and the run fail).
   clock: { waiting: ['waiting', 'failed'] },
   // A model's tool call waits for an approval or an operator's answer (docs/tools-and-approvals.md); warnings
   // recorded while the phase runs are a tool_wait that moves nothing.
