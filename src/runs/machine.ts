@@ -33,6 +33,7 @@ import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJo
 import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
 import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from './decision-timers.js'
 import { approversOf } from './pool.js'
+import { settleEndedCalls } from './tool-calls.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
@@ -78,6 +79,8 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   checkTransition(event, before, run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
+  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts).
+  await settleEndedCalls(t, run, before)
   // A new run's row is written once, whole; then what refers to it (its first task, deferred by createRun).
   if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
   else await updateRun(t.db, run)
@@ -403,8 +406,18 @@ async function expireDecision(t: Transition, run: Run, phase: PhaseRun): Promise
   await decide(t, run, phase, phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire, null, SYSTEM_DECIDER)
 }
 
-/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock). */
-export const CLOCK_EFFECTS: Record<ClockKind, ClockEffects> = {
+/**
+ * A tool approval's or a question's expiry with onExpire `fail` (tool-calls.ts): the waiting phase fails with
+ * `decision-expired`, and with it the run.
+ */
+export async function failWaitingPhase(t: Transition, run: Run, phase: PhaseRun, detail: string): Promise<void> {
+  const before = snapshotOf(run)
+  await failPhase(t, run, phase, runProblem('decision-expired', detail))
+  await persistRun(t, run, 'clock', before)
+}
+
+/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock); tool-calls.ts has the tool waits'. */
+export const CLOCK_EFFECTS: Pick<Record<ClockKind, ClockEffects>, 'decision'> = {
   decision: { remind: remindEffect, escalate: escalateDecision, expire: expireDecision },
 }
 
