@@ -14,6 +14,7 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
 
 const CHROMIUM = process.env.TANDEM_TEST_CHROMIUM ?? '/usr/bin/chromium'
 const ARTEFACTS = 'test-results/console'
@@ -492,6 +493,64 @@ test('the console in Chromium', async (t) => {
         assert.equal((await send(app, 'DELETE', `/api/agents/${created.id}`)).statusCode, 204)
         await page.reload()
         await page.getByText('No agents yet.').waitFor(WAIT)
+      })
+
+      await step(t, current, `${dialect} agents: the tools picker lists Tandem's tools and each MCP server's live list`, async () => {
+        // A real MCP server (the official SDK on 127.0.0.1) whose delete_* tools need an approval, and one that is down.
+        const fake = await startFakeMcpServer()
+        t.after(() => fake.close())
+        const files = (await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: fake.url, approval: { 'delete_*': 'always' } })).json()
+        const down = (await send(app, 'POST', '/api/mcp-servers', { name: 'offline', url: await downMcpUrl() })).json()
+        await page.goto('/agents')
+        await page.getByRole('heading', { name: 'Agents' }).waitFor()
+        const picker = page.getByRole('group', { name: 'Tools', exact: true })
+        const tandem = picker.getByRole('group', { name: 'Tandem' })
+        for (const name of ['tandem.read_messages', 'tandem.post_message', 'tandem.ask_operator']) await tandem.getByRole('checkbox', { name }).waitFor(WAIT)
+        const server = picker.getByRole('group', { name: 'MCP server files' })
+        await server.getByRole('checkbox', { name: 'files.echo' }).waitFor(WAIT)
+        // The server's own descriptions, and the approval its globs give each tool.
+        assert.equal(await server.getByRole('checkbox', { name: 'files.echo' }).getAttribute('aria-describedby') !== null, true)
+        await server.getByText('Says the text back.').waitFor(WAIT)
+        await server.getByRole('listitem').filter({ hasText: 'files.delete_file' }).getByText('needs approval').waitFor(WAIT)
+        assert.equal(await server.getByRole('listitem').filter({ hasText: 'files.echo' }).getByText('needs approval').count(), 0)
+        // A server that cannot be reached says so (502 mcp-unreachable) in its own group; the others still work.
+        await picker.getByRole('group', { name: 'MCP server offline' }).getByRole('alert').filter({ hasText: 'could not be listed' }).waitFor(WAIT)
+
+        await page.getByRole('textbox', { name: 'Name' }).fill('Librarian')
+        await page.getByRole('textbox', { name: 'Endpoint URL' }).fill('https://agents.example/librarian')
+        await tandem.getByRole('checkbox', { name: 'tandem.read_messages' }).check()
+        await server.getByRole('checkbox', { name: 'files.echo' }).check()
+        await server.getByRole('checkbox', { name: 'files.delete_file' }).check()
+        // Another entry (the spec accepts any string): kept as a chip, removable.
+        await picker.getByRole('textbox', { name: 'Other tool' }).fill('github.search')
+        await picker.getByRole('textbox', { name: 'Other tool' }).press('Enter')
+        await picker.getByRole('list', { name: 'Other tool entries' }).getByText('github.search').waitFor(WAIT)
+        await picker.getByRole('textbox', { name: 'Other tool' }).fill('typo')
+        await picker.getByRole('button', { name: 'Add tool' }).click()
+        await picker.getByRole('button', { name: 'Remove typo' }).click()
+        await picker.getByText('4 of at most 50 chosen.').waitFor(WAIT)
+        await checkPage(page, 'agents with the tools picker', shots && 'agents-tools')
+        await page.getByRole('button', { name: 'Create agent' }).click()
+        await page.getByRole('listitem').filter({ hasText: 'Librarian' }).waitFor(WAIT)
+        let [agent] = (await send(app, 'GET', '/api/agents')).json().data.filter((a: any) => a.name === 'Librarian')
+        assert.deepEqual(agent.capabilities.tools, ['tandem.read_messages', 'files.echo', 'files.delete_file', 'github.search'])
+
+        // Editing: the saved entries are checked; "every tool" of a server covers (and replaces) its single tools.
+        await page.getByRole('button', { name: 'Edit Librarian' }).click()
+        const form = page.getByRole('form', { name: 'Edit Librarian' })
+        const edited = form.getByRole('group', { name: 'MCP server files' })
+        assert.equal(await edited.getByRole('checkbox', { name: 'files.echo' }).isChecked(), true)
+        await edited.getByRole('checkbox', { name: 'files.*' }).check()
+        assert.equal(await edited.getByRole('checkbox', { name: 'files.big' }).isDisabled(), true)
+        assert.equal(await edited.getByRole('checkbox', { name: 'files.big' }).isChecked(), true)
+        await edited.getByRole('checkbox', { name: 'files.*' }).waitFor(WAIT)
+        await form.getByRole('button', { name: 'Save agent' }).click()
+        await form.waitFor({ state: 'detached', ...WAIT })
+        ;[agent] = (await send(app, 'GET', '/api/agents')).json().data.filter((a: any) => a.name === 'Librarian')
+        assert.deepEqual(agent.capabilities.tools, ['tandem.read_messages', 'github.search', 'files.*'])
+
+        assert.equal((await send(app, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 204)
+        for (const s of [files, down]) assert.equal((await send(app, 'DELETE', `/api/mcp-servers/${s.id}`)).statusCode, 204)
       })
 
       await step(t, current, `${dialect} runs: start, request changes, approve, reject, cancel`, async () => {
