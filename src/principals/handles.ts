@@ -22,13 +22,3 @@ export function defaultHandle(name: string): string {
   const handle = mapped.replace(/^[-._]+/, '').slice(0, HANDLE_MAX)
   return handle === '' ? 'key' : handle
 }
-
-/** `handle`, else `handle-2`, `handle-3`, … — the first one `taken` does not hold (kept within 64 characters). */
-export function uniqueHandle(handle: string, taken: (candidate: string) => boolean): string {
-  if (!taken(handle)) return handle
-  for (let n = 2; ; n += 1) {
-    const suffix = `-${n}`
-    const candidate = handle.slice(0, HANDLE_MAX - suffix.length) + suffix
-    if (!taken(candidate)) return candidate
-  }
-}

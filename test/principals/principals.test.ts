@@ -7,7 +7,7 @@ import { build, dialects, freshDatabase, send } from '../helpers.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { KeyRequestError, LOCAL_ADMIN_ID, createApiKey } from '../../src/principals/store.js'
 import { createKeyCommand, UsageError } from '../../src/principals/cli.js'
-import { defaultHandle, normalizeHandle, uniqueHandle } from '../../src/principals/handles.js'
+import { defaultHandle, normalizeHandle } from '../../src/principals/handles.js'
 import { connect } from '../../src/db/connect.js'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 
@@ -27,8 +27,6 @@ describe('handles', () => {
     assert.equal(defaultHandle('  Bob'), 'bob')
     assert.equal(defaultHandle('😀'), 'key')
     assert.equal(defaultHandle('x'.repeat(100)).length, 64)
-    assert.equal(uniqueHandle('a', (h) => ['a', 'a-2'].includes(h)), 'a-3')
-    assert.equal(uniqueHandle('y'.repeat(64), (h) => h === 'y'.repeat(64)), `${'y'.repeat(62)}-2`)
   })
 })
 
