@@ -13,7 +13,7 @@ import { createApiKey } from '../src/principals/store.js'
 import { ensureWorkspace } from '../src/workspaces/store.js'
 import { readSecret } from '../src/credentials/store.js'
 import { Vault } from '../src/credentials/vault.js'
-import { createEgressGuard } from '../src/runs/egress.js'
+import { createEgressGuard } from '../src/net/egress.js'
 
 const file = join(tmpdir(), `tandem-bench-identity-${process.pid}.db`)
 

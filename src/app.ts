@@ -50,9 +50,11 @@ import { sharedRateLimitStore } from './http/rate-limit-store.js'
 import { inboxRoutes } from './inbox/routes.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
+import { resumeDecisionClocks } from './runs/decision-timers.js'
 import { messageTriggerRoutes } from './triggers/routes.js'
 import { hookAdminRoutes, inboundHookRoutes } from './hooks/routes.js'
 import { HeldRequests } from './http/rate-limit-slots.js'
+import { createEgressGuard, type EgressGuard } from './net/egress.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -62,6 +64,8 @@ declare module 'fastify' {
     vault: Vault
     /** Fair shares of the connection slots for event streams and long-polling claims (src/http/rate-limit-slots.ts). */
     heldRequests: HeldRequests
+    /** Every outgoing call to an address a user gave (agents, webhooks, MCP servers) goes through it (src/net/egress.ts). */
+    egress: EgressGuard
   }
 }
 
@@ -128,6 +132,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('heldRequests', new HeldRequests({ perPrincipal: config.maxStreamsPerKey, perPeer: config.maxStreamsPerPeer }))
 
   app.decorate('config', config)
+  app.decorate('egress', createEgressGuard(config.egressAllow))
   await app.register(databasePlugin, { url: config.databaseUrl, connect: options.connect })
   // After the database: a SQLite file's secret.key lives beside it, in the folder the database plugin makes.
   const vault = openVault(config)
@@ -157,6 +162,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onReady', async () => {
     const caughtUp = await catchUpSchedules(app.database.db)
     if (caughtUp > 0) app.log.info({ schedules: caughtUp }, 'schedules missed ticks while stopped: each fires its latest missed tick now')
+  })
+  // Decision timers not yet taken effect get their jobs again (a killed instance's locked job is taken over).
+  app.addHook('onReady', async () => {
+    if (config.workers === 0) return
+    const resumed = await resumeDecisionClocks(app.database.db)
+    if (resumed > 0) app.log.debug({ timers: resumed }, 'decision timers re-armed at start-up')
   })
   app.addHook('preClose', async () => jobs.stop())
 

@@ -1,6 +1,6 @@
 // Environment → typed configuration. A bad value stops start-up with one line naming the variable.
 import { isIP } from 'node:net'
-import { parseCidr } from './runs/egress.js'
+import { parseCidr } from './net/egress.js'
 import { defaultHeldLimits } from './http/rate-limit-slots.js'
 
 export type AuthMode = 'local' | 'required'

@@ -4,5 +4,6 @@ import type { TaskList } from './jobs/index.js'
 import { runTasks } from './runs/handlers.js'
 import { webhookTasks } from './events/webhooks/delivery.js'
 import { operatorTasks } from './triggers/jobs.js'
+import { decisionTasks } from './runs/decision-jobs.js'
 
-export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks }
+export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks, ...decisionTasks }

@@ -7,5 +7,14 @@ export interface CycleTable {
   trigger_name: string
   description: string
   phases: string
+  /** the decision policy as JSON (0061), null when none */
+  policy: string | null
+  created_at: string
+}
+
+/** One row per decision-clock timer that took effect (its job key): src/runs/decision-timers.ts. */
+export interface ClockEffectTable {
+  key: string
+  run_id: string
   created_at: string
 }

@@ -7,8 +7,9 @@ import { traceparentFor } from '../http/trace.js'
 import { allDraftingAgentsIfFew, existingAgentIds, listDraftingAgents } from '../agents/store.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
-import { CycleDefinition, CycleParams, DraftBody, DraftResult, MODES, SavedCycle, SavedCycleAnswer } from './schemas.js'
-import { poolWarnings } from './pool.js'
+import { CycleParams, DraftBody, DraftResult, MODES, SaveCycleBody, SavedCycle, SavedCycleAnswer } from './schemas.js'
+import { policyProblems } from './policy.js'
+import { poolWarnings, quorumWarnings } from './pool.js'
 import { insertCycle, findCycle, listCycles } from './store.js'
 import type { Drafter } from '../drafter/types.js'
 import { finishDraft, UnfinishableDraftError } from '../drafter/finish.js'
@@ -67,9 +68,9 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
         schema: {
           tags: ['cycles'],
           operationId: 'saveCycle', summary: 'Save a cycle definition',
-          description: 'Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has: one per phase and handle (the cycle is saved all the same).',
+          description: 'Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has (one per phase and handle), or fewer handles than the phase\'s quorum (the cycle is saved all the same). `policy` (optional, beside the draft\'s fields): reminders, escalation, expiry and quorum of its decisions (docs/operators.md).',
           params: StreamIdParams,
-          body: CycleDefinition,
+          body: SaveCycleBody,
           response: { 201: SavedCycleAnswer, ...ProblemResponses },
         },
       },
@@ -89,11 +90,17 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
             if (seen.has(phase.id)) errors.push({ pointer: `/phasesTemplate/${index}/id`, detail: 'repeats the id of an earlier phase' })
             seen.add(phase.id)
           })
-          if (errors.length > 0) throw new AppError('unprocessable', 'The cycle refers to things that do not exist or repeats ids; see errors.', errors)
+          if (request.body.policy) errors.push(...policyProblems(request.body.policy, phases.map((p) => p.id)))
+          if (errors.length > 0) {
+            // A bad policy is bad input (a 400, as its schema's problems are, naming every problem found); without
+            // one, a missing agent or a repeated id is a 422 as before.
+            if (errors.some((e) => e.pointer.startsWith('/policy/'))) throw new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors)
+            throw new AppError('unprocessable', 'The cycle refers to things that do not exist, repeats ids or has a bad policy; see errors.', errors)
+          }
           const cycle = await insertCycle(trx, workspaceId, stream.id, { ...request.body, phasesTemplate: phases }, traceparentFor(request))
           reply.code(201).header('location', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}`)
           // Only when there is something to say, so that the answer is otherwise the cycle as GET returns it.
-          const warnings = await poolWarnings(trx, workspaceId, phases)
+          const warnings = [...(await poolWarnings(trx, workspaceId, phases)), ...quorumWarnings(phases, request.body.policy)]
           return warnings.length > 0 ? { ...cycle, warnings } : cycle
         })
         return reply.send(cycle)

@@ -1,6 +1,7 @@
 // Cycle shapes (spec 2.3): phases, cycle definitions, the draft request and reply, saved cycles.
 import Type, { type Static } from 'typebox'
 import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { CyclePolicy } from './policy.js'
 
 export const MAX_PROMPT_LENGTH = 100000
 export const MAX_PHASES = 100
@@ -33,6 +34,13 @@ export const CycleDefinition = Type.Object(
   { additionalProperties: false, title: 'CycleDefinition' },
 )
 export type CycleDefinition = Static<typeof CycleDefinition>
+
+/** POST …/cycles: a draft's fields and, beside them, the optional decision policy (not part of a draft). */
+export const SaveCycleBody = Type.Object(
+  { ...CycleDefinition.properties, policy: Type.Optional(CyclePolicy) },
+  { additionalProperties: false, title: 'SaveCycle' },
+)
+export type SaveCycleBody = Static<typeof SaveCycleBody>
 
 export const MODES = {
   generate: 'generate',
@@ -87,6 +95,7 @@ export const SavedCycle = Type.Object({
   triggerName: Type.String(),
   description: Type.String(),
   phasesTemplate: Type.Array(Phase),
+  policy: Type.Optional(CyclePolicy),
   createdAt: Timestamp,
 }, { title: 'Cycle' })
 export type SavedCycle = Static<typeof SavedCycle>
@@ -94,7 +103,7 @@ export type SavedCycle = Static<typeof SavedCycle>
 /** POST …/cycles answers the saved cycle and what may stop it (an operatorPool handle no one has). */
 export const SavedCycleAnswer = Type.Object({
   ...SavedCycle.properties,
-  warnings: Type.Optional(Type.Array(Warning, { minItems: 1, description: 'present when an operatorPool names a handle that no principal of the workspace has: one per phase and handle' })),
+  warnings: Type.Optional(Type.Array(Warning, { minItems: 1, description: 'present when an operatorPool names a handle that no principal of the workspace has (one per phase and handle, code unknown-operator), or fewer handles than the phase\'s quorum (code quorum-above-pool)' })),
 }, { title: 'SavedCycleAnswer' })
 
 export const CycleParams = Type.Object({ streamId: Uuid, cycleId: Uuid }, { additionalProperties: false })

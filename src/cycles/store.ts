@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js'
 import type { CycleTable } from './cycles.table.js'
 import { newId, now } from '../ids.js'
 import type { CycleDefinition, SavedCycle } from './schemas.js'
+import { normalizePolicy, type CyclePolicy } from './policy.js'
 import { appendEvent } from '../events/store.js'
 
 
@@ -16,11 +17,14 @@ export function toCycle(row: CycleRow): SavedCycle {
     triggerName: row.trigger_name,
     description: row.description,
     phasesTemplate: JSON.parse(row.phases),
+    // Present only when the cycle has one, so a cycle without a policy reads as before 0061.
+    ...(row.policy ? { policy: JSON.parse(row.policy) as CyclePolicy } : {}),
     createdAt: row.created_at,
   }
 }
 
-export async function insertCycle(db: Kysely<Database>, workspaceId: string, streamId: string, definition: CycleDefinition, traceparent: string | null): Promise<SavedCycle> {
+export async function insertCycle(db: Kysely<Database>, workspaceId: string, streamId: string, definition: CycleDefinition & { policy?: CyclePolicy }, traceparent: string | null): Promise<SavedCycle> {
+  const policy = normalizePolicy(definition.policy)
   const row: CycleRow = {
     id: newId(),
     workspace_id: workspaceId,
@@ -28,6 +32,7 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
     trigger_name: definition.triggerName,
     description: definition.description,
     phases: JSON.stringify(definition.phasesTemplate),
+    policy: policy && JSON.stringify(policy),
     created_at: now(),
   }
   await db.insertInto('cycles').values(row).execute()

@@ -6,7 +6,7 @@ import type { CredentialTable } from '../credentials/credentials.table.js'
 import type { AgentTable } from '../agents/agents.table.js'
 import type { StreamTable } from '../streams/streams.table.js'
 import type { MessageRevisionTable, MessageTable } from '../chat/chat.table.js'
-import type { CycleTable } from '../cycles/cycles.table.js'
+import type { ClockEffectTable, CycleTable } from '../cycles/cycles.table.js'
 import type { IdempotencyRequestTable } from '../idempotency/idempotency.table.js'
 import type { StreamEventHeadTable, StreamEventTable } from '../events/events.table.js'
 import type { WebhookDeliveryTable, WebhookTable } from '../events/webhooks/webhooks.table.js'
@@ -44,4 +44,5 @@ export interface Database {
   hook_receipts: HookReceiptTable
   inbox_claims: InboxClaimTable
   mcp_servers: McpServerTable
+  clock_effects: ClockEffectTable
 }

@@ -19,6 +19,7 @@ import * as assets from './migrations/0050_assets.js'
 import * as agentTemplates from './migrations/0051_agent_templates.js'
 import * as mcpServers from './migrations/0052_mcp_servers.js'
 import * as operators from './migrations/0060_operators.js'
+import * as decisionPolicies from './migrations/0061_decision_policies.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0051_agent_templates': agentTemplates,
   '0052_mcp_servers': mcpServers,
   '0060_operators': operators,
+  '0061_decision_policies': decisionPolicies,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

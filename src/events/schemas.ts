@@ -2,7 +2,7 @@
 import Type, { type Static } from 'typebox'
 import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 
-export const EVENT_TYPES = ['message.created', 'message.edited', 'cycle.saved', 'run.created', 'run.updated'] as const
+export const EVENT_TYPES = ['message.created', 'message.edited', 'cycle.saved', 'run.created', 'run.updated', 'decision.reminder', 'decision.escalated'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** An event id: the decimal position of the event in its stream, from 1. */
@@ -14,7 +14,7 @@ export const StreamEvent = Type.Object(
     type: StringEnum(EVENT_TYPES),
     streamId: Uuid,
     createdAt: Timestamp,
-    data: Type.Unknown({ description: 'the message, cycle or run as GET returns it' }),
+    data: Type.Unknown({ description: 'the payload of the event type: the OpenAPI document names each under `webhooks` (e.g. `run.updated` carries a RunSummary)' }),
   },
   { title: 'StreamEvent', additionalProperties: false },
 )

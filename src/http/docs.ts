@@ -9,10 +9,15 @@ import type { FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { problemKinds } from './problem.js'
+import { eventWebhooks } from '../events/payloads.js'
 
 type Json = { [key: string]: unknown }
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
 const SCHEMA_KEYS = ['type', 'properties', 'items', 'anyOf', 'oneOf', 'allOf', 'enum', 'const']
+
+/** JSON with every object's keys sorted: two schemas that differ only in key order are one shape. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) => (isObject(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v))
 
 /**
  * Replaces every schema that has a `title` by a `$ref` to `components.schemas[title]`, innermost first.
@@ -28,7 +33,7 @@ export function hoistNamedSchemas(document: Json): Json {
     for (const [key, value] of Object.entries(node)) copy[key] = visit(value)
     const title = copy.title
     if (typeof title !== 'string' || !SCHEMA_KEYS.some((key) => key in copy)) return copy
-    const text = JSON.stringify(copy)
+    const text = canonical(copy)
     if (serialized[title] !== undefined && serialized[title] !== text) {
       throw new Error(`OpenAPI: two different schemas are titled "${title}"; give each shape its own title`)
     }
@@ -37,6 +42,7 @@ export function hoistNamedSchemas(document: Json): Json {
     return { $ref: `#/components/schemas/${encodeURIComponent(title)}` }
   }
   const paths = visit(document.paths) as Json
+  const webhooks = isObject(document.webhooks) ? (visit(document.webhooks) as Json) : undefined
   // Problems are sent as application/problem+json (swagger names every response application/json).
   for (const operations of Object.values(paths)) {
     for (const operation of Object.values(operations as Json)) {
@@ -51,7 +57,23 @@ export function hoistNamedSchemas(document: Json): Json {
   const components = isObject(document.components) ? document.components : {}
   const schemas = { ...(isObject(components.schemas) ? components.schemas : {}), ...named }
   const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)))
-  return { ...document, paths, components: { ...components, schemas: sorted } }
+  return { ...document, paths, ...(webhooks ? { webhooks } : {}), components: { ...components, schemas: sorted } }
+}
+
+/**
+ * The route schemas reach the document through @fastify/swagger, which writes `const: x` as `enum: [x]` (its
+ * `convertConstToEnum`, for swagger-ui); the events' schemas are added beside them and get the same rewrite, so
+ * a shape named in both places (Message, RichText, …) is one shape.
+ */
+function constAsEnum(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(constAsEnum)
+  if (!isObject(node)) return node
+  const copy: Json = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'const') copy.enum = [value]
+    else copy[key] = constAsEnum(value)
+  }
+  return copy
 }
 
 /** The URL the server listens on (a wildcard bind is named relative to the document: `/`). */
@@ -92,7 +114,8 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       },
       security: [{ apiKey: [] }],
     },
-    transformObject: (documents) => hoistNamedSchemas(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Json),
+    // Events are described as OpenAPI 3.1 `webhooks`, one per type, with their `data` named (RunSummary, Message, …).
+    transformObject: (documents) => hoistNamedSchemas({ ...(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Json), webhooks: constAsEnum(JSON.parse(JSON.stringify(eventWebhooks()))) }),
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -1,9 +1,9 @@
 // What waits for a principal: the inbox items of a workspace, and who may act on each. Items come from
 // sources, one per kind; today decisions (phases awaiting a decision), read from the workspace's waiting
-// runs. Tool approvals and questions join as two more sources.
+// runs, with their policy's deadlines, escalation and approvals. Tool approvals and questions join as two more sources.
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { mayDecide } from '../runs/pool.js'
+import { approversOf, mayDecide } from '../runs/pool.js'
 import type { Principal } from '../principals/store.js'
 import type { PhaseRun, Run } from '../runs/schemas.js'
 import type { InboxItem } from './schemas.js'
@@ -14,7 +14,7 @@ export const MAX_WAITING_RUNS = 5000
 
 export type Caller = Pick<Principal, 'principalId' | 'handle' | 'role' | 'workspaceId'>
 
-/** The pool rule of RUNS.md, kept in one place (src/runs/pool.ts). Escalation joins there. */
+/** The pool rule of RUNS.md, kept in one place (src/runs/pool.ts), with escalation. */
 export { mayDecide }
 
 export const itemKey = (item: Pick<InboxItem, 'kind' | 'phaseRunId' | 'callId'>) => `${item.kind}:${item.phaseRunId}:${item.callId ?? ''}`
@@ -39,12 +39,12 @@ function decisionItem(run: Run, phase: PhaseRun, context: Context): InboxItem {
     summary: summary.slice(0, SUMMARY_LENGTH),
     // An agent's phase waits from its output's message; people's work from the phase's start.
     waitingSince: (phase.output && context.messages.get(phase.output.messageId)) ?? phase.startedAt ?? run.createdAt,
-    remindAt: null,
-    escalateAt: null,
-    expireAt: null,
-    escalated: false,
+    remindAt: phase.deadlines?.remindAt ?? null,
+    escalateAt: phase.deadlines?.escalateAt ?? null,
+    expireAt: phase.deadlines?.expireAt ?? null,
+    escalated: phase.escalated ?? false,
     claimedBy: context.claims.get(phase.id) ?? null,
-    approvals: { have: 0, need: 1 },
+    approvals: phase.approvals ?? { have: 0, need: 1 },
   }
 }
 
@@ -76,7 +76,8 @@ async function decisionItems(db: Kysely<Database>, caller: Caller): Promise<Inbo
   const waiting: Array<[Run, PhaseRun]> = []
   for (const row of rows) {
     const run = JSON.parse(row.document) as Run
-    for (const phase of run.phases) if (phase.status === 'awaiting_decision' && mayDecide(caller, phase)) waiting.push([run, phase])
+    // A phase the caller has approved in this round (a quorum still short) leaves their inbox: they are done with it.
+    for (const phase of run.phases) if (phase.status === 'awaiting_decision' && mayDecide(caller, phase) && !approversOf(phase).has(caller.principalId)) waiting.push([run, phase])
   }
   if (waiting.length === 0) return []
   const context = await contextOf(db, waiting)

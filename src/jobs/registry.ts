@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { DeliveryJob } from '../runs/jobs.js'
 import type { ScheduleJob } from '../schedules/firing.js'
 import type { MessageTriggerJob } from '../triggers/message-triggers.js'
+import type { ClockJob } from '../runs/decision-timers.js'
 
 export interface JobContext {
   app: FastifyInstance
@@ -22,6 +23,8 @@ export interface JobPayloads {
   'webhook.deliver': { deliveryId: string }
   'schedules.fire': ScheduleJob
   'triggers.message': MessageTriggerJob
+  /** a decision clock's timer (remind, escalate, expire), keyed `decision:<phaseRunId>:<attempt>:<timer>` */
+  'decision.timer': ClockJob
 }
 
 export type JobName = keyof JobPayloads

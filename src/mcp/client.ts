@@ -12,7 +12,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { readSecret } from '../credentials/store.js'
-import { EgressDeniedError, type EgressGuard } from '../runs/egress.js'
+import { EgressDeniedError, type EgressGuard } from '../net/egress.js'
 
 /** The most tools a server may list (over all its pages), and the most bytes its answers may hold in one operation. */
 export const MAX_LISTED_TOOLS = 1000

@@ -4,7 +4,6 @@ import Type from 'typebox'
 import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
-import { outboundClient } from '../runs/outbound.js'
 import { approvalOf } from './approval.js'
 import { listMcpTools, McpUnreachableError } from './client.js'
 import { CreateMcpServerBody, McpServer, McpToolList, UpdateMcpServerBody } from './schemas.js'
@@ -15,7 +14,7 @@ const nameTaken = (name: string) => new AppError('name-taken', `The workspace al
 
 export const mcpServerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database
-  const deps = { db, guard: outboundClient(app), timeoutMs: app.config.toolTimeoutMs }
+  const deps = { db, guard: app.egress, timeoutMs: app.config.toolTimeoutMs }
 
   app.post(
     '/mcp-servers',

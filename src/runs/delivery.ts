@@ -21,7 +21,6 @@ import { closeTask, findRun, findTask, leaseTask, releaseTaskLease, type TaskRow
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { withLockedRun } from './locked.js'
 import { readAgentSecret } from './secrets.js'
-import { outboundClient } from './outbound.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
@@ -76,7 +75,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const timeoutMs = app.config.runs.dispatchTimeoutMs
   const limit = deadline(timeoutMs, shutdown)
   const signal = limit.signal
-  const client = outboundClient(app)
+  const client = app.egress
   // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
   const traceparent = childOfStored(task.traceparent)
   const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }

@@ -29,6 +29,9 @@ import { MAX_ATTEMPTS_PER_PHASE } from './limits.js'
 import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot } from './transitions.js'
 import { vaultOf, type Vault } from '../credentials/vault.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
+import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from './decision-timers.js'
+import { approversOf } from './pool.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
@@ -72,9 +75,12 @@ export interface Transition {
  */
 async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
   checkTransition(event, before, run)
+  // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
+  const afterwards = await syncDecisionClocks(t, run, before)
   // A new run's row exists already (createRun inserts it first: its first task refers to it).
   await updateRun(t.db, run)
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)
+  for (const work of afterwards) await work(t, run)
 }
 
 async function postMessage(t: Transition, run: Run, authorId: string, authorType: 'principal' | 'agent', content: Content) {
@@ -100,7 +106,9 @@ export async function createRun(
     startedAt: null,
     finishedAt: null,
     error: null,
-    phases: input.cycle.phasesTemplate.map((phase, index) => ({
+    phases: input.cycle.phasesTemplate.map((phase, index) => {
+      const policy = resolvePhasePolicy(input.cycle.policy, phase.id)
+      return {
       id: newId(),
       phaseId: phase.id,
       index,
@@ -117,7 +125,12 @@ export async function createRun(
       decisions: [],
       startedAt: null,
       finishedAt: null,
-    })),
+      policy,
+      approvals: { have: 0, need: policy.quorum },
+      deadlines: null,
+      escalated: false,
+    }
+    }),
   }
   // The first phase begins in the same transaction (no start job), and run.created shows the run begun.
   await insertRun(t.db, t.workspaceId, run, t.traceparent)
@@ -242,12 +255,21 @@ export interface Decider {
   handle: string | null
   /** an admin outside the phase's pool decided it with `override: true` */
   override?: true
+  /** the system, deciding the phase's `onExpire` when its expireAfter ran out */
+  expired?: true
 }
 
-export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people' | 'too-many-attempts'; detail: string }
+/** Who decides when a decision expires (handle `system`). */
+export const SYSTEM_DECIDER: Decider = { principalId: 'system', handle: 'system', expired: true }
 
-/** approve / revise / reject on a phase awaiting a decision. The caller has checked who may decide. */
-export async function decide(t: Transition, run: Run, phase: PhaseRun, decision: 'approve' | 'revise' | 'reject', note: string | null, decider: Decider): Promise<DecisionOutcome> {
+export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' | 'note-required' | 'revise-people' | 'too-many-attempts' | 'already-approved'; detail: string }
+
+/**
+ * approve / revise / reject on a phase awaiting a decision (and `fail`, the system's at expiry). The caller has
+ * checked who may decide. An approve counts toward the phase's quorum (distinct principals since it began waiting);
+ * the phase succeeds when the quorum is met, or at once when the system approves at expiry.
+ */
+export async function decide(t: Transition, run: Run, phase: PhaseRun, decision: 'approve' | 'revise' | 'reject' | 'fail', note: string | null, decider: Decider): Promise<DecisionOutcome> {
   if (phase.status !== 'awaiting_decision' || isFinished(run)) {
     return { refused: 'not-awaiting-decision', detail: `Phase "${phase.phaseName}" is ${phase.status}, not awaiting a decision.` }
   }
@@ -257,26 +279,74 @@ export async function decide(t: Transition, run: Run, phase: PhaseRun, decision:
   if (decision === 'revise' && phase.attempts >= MAX_ATTEMPTS_PER_PHASE) {
     return { refused: 'too-many-attempts', detail: `Phase "${phase.phaseName}" has had ${phase.attempts} attempts, the most a phase may have (${MAX_ATTEMPTS_PER_PHASE}): approve or reject it.` }
   }
+  if (decision === 'approve' && !decider.expired && approversOf(phase).has(decider.principalId)) {
+    return { refused: 'already-approved', detail: `You have already approved phase "${phase.phaseName}"; it needs approvals from ${phase.approvals?.need ?? 1} different people.` }
+  }
   const before = snapshotOf(run)
-  phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now(), ...(decider.override ? { override: true } : {}) })
+  phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now(), ...(decider.override ? { override: true } : {}), ...(decider.expired ? { expired: true } : {}) })
   if (decision === 'approve') {
-    if (people && note !== null) {
-      const message = await postMessage(t, run, decider.principalId, 'principal', contentOf(note))
+    const need = phase.approvals?.need ?? 1
+    const approvers = approversOf(phase)
+    phase.approvals = { have: approvers.size, need }
+    if (approvers.size < need && !decider.expired) {
+      // Short of the quorum: the phase keeps waiting (and its timers keep running).
+      await persistRun(t, run, 'decide', before)
+      return { ok: true }
+    }
+    // People's work: the output is the latest note among this round's approves.
+    const noted = people ? roundOf(phase).findLast((d) => d.decision === 'approve' && d.note !== null) : undefined
+    if (noted?.note) {
+      const message = await postMessage(t, run, noted.principalId, 'principal', contentOf(noted.note))
       phase.output = { messageId: message.id, text: renderText(message.content) }
     }
     await succeedPhase(t, run, phase)
   } else if (decision === 'revise') {
+    if (phase.approvals) phase.approvals = { have: 0, need: phase.approvals.need }
     await beginPhase(t, run, phase.index, note)
+  } else if (decision === 'fail') {
+    phase.status = 'failed'
+    phase.finishedAt = now()
+    const after = phase.policy?.expireAfter ?? DEFAULT_PHASE_POLICY.expireAfter
+    const problem = runProblem('decision-expired', `No one decided phase "${phase.phaseName}" within ${after}; its policy fails it (onExpire: fail).`)
+    phase.error = problem
+    finishRun(run, 'failed', problem)
+    await closeTasks(t, run.id, now())
   } else {
     phase.status = 'failed'
     phase.finishedAt = now()
     const by = decider.handle ? `@${decider.handle}` : decider.principalId
-    const problem = runProblem('phase-rejected', `Phase "${phase.phaseName}" was rejected by ${by}${note ? `: ${note}` : '.'}`)
+    const why = decider.expired ? `: no one decided it within ${phase.policy?.expireAfter} (onExpire: reject).` : note ? `: ${note}` : '.'
+    const problem = runProblem('phase-rejected', `Phase "${phase.phaseName}" was rejected by ${by}${why}`)
     phase.error = problem
     finishRun(run, 'rejected', problem)
   }
   await persistRun(t, run, 'decide', before)
   return { ok: true }
+}
+
+/** This round's decisions: those since the phase last began waiting (after its last revise). */
+function roundOf(phase: PhaseRun): PhaseRun['decisions'] {
+  const lastRevise = phase.decisions.findLastIndex((d) => d.decision === 'revise')
+  return phase.decisions.slice(lastRevise + 1)
+}
+
+/** Escalation by the clock: admins may decide the phase as if in its pool, and it joins their inboxes. */
+async function escalateDecision(t: Transition, run: Run, phase: PhaseRun): Promise<void> {
+  if (phase.escalated) return
+  const before = snapshotOf(run)
+  phase.escalated = true
+  await persistRun(t, run, 'clock', before)
+  await escalatedEvent(phase.id, 'timer')(t, run)
+}
+
+/** Expiry: the system decides the phase's onExpire (reject by default), recorded with handle `system`. */
+async function expireDecision(t: Transition, run: Run, phase: PhaseRun): Promise<void> {
+  await decide(t, run, phase, phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire, null, SYSTEM_DECIDER)
+}
+
+/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock). */
+export const CLOCK_EFFECTS: Record<ClockKind, ClockEffects> = {
+  decision: { remind: remindEffect, escalate: escalateDecision, expire: expireDecision },
 }
 
 /** Ends the run and every unfinished phase; open tasks are closed (a late answer is a 409). */

@@ -11,6 +11,7 @@ export type RunStatus = (typeof RUN_STATUSES)[number]
 export type PhaseStatus = (typeof PHASE_STATUSES)[number]
 
 import { MAX_NOTE_LENGTH } from './limits.js'
+import { PhasePolicy } from '../cycles/policy.js'
 /** Characters of an agent's answer as plain `text`. */
 export const MAX_OUTPUT_TEXT_LENGTH = 40000
 export const MAX_DETAIL_LENGTH = 4000
@@ -25,14 +26,31 @@ export type RunProblem = Static<typeof RunProblem>
 
 export const Decision = Type.Object(
   {
-    decision: StringEnum(['approve', 'revise', 'reject']),
+    decision: StringEnum(['approve', 'revise', 'reject', 'fail'], { description: 'fail: only the system, at expiry with onExpire fail' }),
     note: Nullable(Type.String()),
-    principalId: Type.String(),
+    principalId: Type.String({ description: 'the principal; `system` for a decision made at expiry' }),
     handle: Nullable(Type.String()),
     at: Timestamp,
     override: Type.Optional(Type.Literal(true, { description: 'present when an admin outside the phase\'s operatorPool decided it with `override: true`' })),
+    expired: Type.Optional(Type.Literal(true, { description: 'present on the decision the system made when the phase\'s expireAfter ran out (handle `system`)' })),
   },
   { title: 'RunDecision' },
+)
+
+export const Approvals = Type.Object(
+  { have: Type.Integer({ minimum: 0 }), need: Type.Integer({ minimum: 1 }) },
+  { title: 'Approvals', description: 'approves by distinct principals since the phase last began waiting, and the quorum it needs' },
+)
+
+export const Deadlines = Type.Object(
+  {
+    since: Timestamp,
+    attempt: Type.Integer({ minimum: 0, description: 'the phase attempt the timers belong to (their jobs are keyed by it)' }),
+    remindAt: Nullable(Timestamp),
+    escalateAt: Nullable(Timestamp),
+    expireAt: Nullable(Timestamp),
+  },
+  { title: 'DecisionDeadlines', description: 'while the phase awaits a decision: when it began waiting and when its policy\'s timers are due (null: none)' },
 )
 
 export const PhaseRun = Type.Object(
@@ -53,6 +71,11 @@ export const PhaseRun = Type.Object(
     decisions: Type.Array(Decision),
     startedAt: Nullable(Timestamp),
     finishedAt: Nullable(Timestamp),
+    // Decision policies (docs/operators.md); absent on runs from before them.
+    policy: Type.Optional(PhasePolicy),
+    approvals: Type.Optional(Approvals),
+    deadlines: Type.Optional(Nullable(Deadlines)),
+    escalated: Type.Optional(Type.Boolean({ description: 'the phase\'s decision was escalated: admins may decide it as if in its pool' })),
   },
   { title: 'PhaseRun' },
 )

@@ -130,6 +130,7 @@ export async function decidePhase(
     if ('refused' in result) {
       if (result.refused === 'not-awaiting-decision') throw new AppError('not-awaiting-decision', result.detail)
       if (result.refused === 'too-many-attempts') throw new AppError('too-many-attempts', result.detail)
+      if (result.refused === 'already-approved') throw new AppError('already-approved', result.detail)
       const pointer = result.refused === 'note-required' ? '/note' : '/decision'
       throw new AppError('unprocessable', result.detail, [{ pointer, detail: result.refused === 'note-required' ? 'is required to revise' : 'revise is not possible on people\'s work' }])
     }

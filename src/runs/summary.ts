@@ -2,24 +2,34 @@
 // phase, its status, attempts, a preview of its output, its error, its approvals and last decision. No goals,
 // instructions or decision history (GET /api/runs/{id} has them), so an event of a run stays small however
 // many times its phases were revised.
-import type { PhaseRun, Run } from './schemas.js'
+import Type, { type Static } from 'typebox'
+import { Nullable, StringEnum, Uuid } from '../http/schemas.js'
+import { Decision, PHASE_STATUSES, Run, RunProblem } from './schemas.js'
 import { OUTPUT_PREVIEW_LENGTH } from './limits.js'
 
-export interface PhaseSummary {
-  id: string
-  index: number
-  phaseName: string
-  agentId: string
-  status: PhaseRun['status']
-  attempts: number
-  output: { messageId: string; preview: string } | null
-  error: PhaseRun['error']
-  /** How many times the phase was approved (0 or 1 today). */
-  approvals: number
-  lastDecision: PhaseRun['decisions'][number] | null
-}
+export const PhaseSummary = Type.Object(
+  {
+    id: Uuid,
+    index: Type.Integer({ minimum: 0 }),
+    phaseName: Type.String(),
+    agentId: Uuid,
+    status: StringEnum(PHASE_STATUSES),
+    attempts: Type.Integer({ minimum: 0 }),
+    output: Nullable(Type.Object({ messageId: Uuid, preview: Type.String({ description: `the output's first ${OUTPUT_PREVIEW_LENGTH} characters, with … when cut` }) })),
+    error: Nullable(RunProblem),
+    approvals: Type.Integer({ minimum: 0, description: 'how many times the phase was approved' }),
+    lastDecision: Type.Union([Decision, Type.Null()]),
+  },
+  { title: 'PhaseSummary' },
+)
+export type PhaseSummary = Static<typeof PhaseSummary>
 
-export type RunSummary = Omit<Run, 'phases'> & { phases: PhaseSummary[] }
+const { phases: _phases, ...runFields } = Run.properties
+export const RunSummary = Type.Object(
+  { ...runFields, phases: Type.Array(PhaseSummary) },
+  { title: 'RunSummary', description: 'what run.created and run.updated carry: the run without goals, instructions or decision history (GET /api/runs/{id} has them)' },
+)
+export type RunSummary = Static<typeof RunSummary>
 
 /** The preview of a text: at most OUTPUT_PREVIEW_LENGTH characters (code points), with … when cut. */
 export function preview(text: string): string {

@@ -7,7 +7,7 @@
 // next one pending → running (or → awaiting_decision for people's work, → failed when its agent is gone).
 import type { PhaseStatus, RunStatus } from './schemas.js'
 
-export type RunEvent = 'create' | 'start' | 'answer' | 'fail' | 'decide' | 'cancel'
+export type RunEvent = 'create' | 'start' | 'answer' | 'fail' | 'decide' | 'cancel' | 'clock'
 
 type Moves<S extends string> = Partial<Record<S, readonly S[]>>
 
@@ -20,6 +20,8 @@ export const RUN_TRANSITIONS: Record<RunEvent, Moves<RunStatus | 'new'>> = {
   fail: { running: ['failed'] },
   decide: { waiting: ['running', 'waiting', 'succeeded', 'failed', 'rejected'] },
   cancel: { queued: ['canceled'], running: ['canceled'], waiting: ['canceled'] },
+  // A decision clock's timer that changes the run without a decision (an escalation): it keeps waiting.
+  clock: { waiting: ['waiting'] },
 }
 
 const BEGIN: Moves<PhaseStatus> = { pending: ['running', 'awaiting_decision', 'failed'] }
@@ -30,9 +32,11 @@ export const PHASE_TRANSITIONS: Record<RunEvent, Moves<PhaseStatus>> = {
   start: BEGIN,
   answer: { ...BEGIN, running: ['succeeded', 'awaiting_decision'] },
   fail: { running: ['failed'] },
-  // approve → succeeded (and the next phase begins); revise → running again; reject → failed.
+  // approve → succeeded (and the next phase begins) once the quorum is met, else it stays; revise → running again;
+  // reject → failed; the system's `fail` at expiry → failed.
   decide: { ...BEGIN, awaiting_decision: ['succeeded', 'running', 'failed'] },
   cancel: { pending: ['canceled'], running: ['canceled'], awaiting_decision: ['canceled'] },
+  clock: {},
 }
 
 export class IllegalTransition extends Error {

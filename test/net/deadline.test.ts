@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { deadline } from '../../src/net/deadline.js'
-import { createEgressGuard } from '../../src/runs/egress.js'
+import { createEgressGuard } from '../../src/net/egress.js'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void

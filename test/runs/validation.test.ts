@@ -15,11 +15,15 @@ for (const dialect of dialects()) {
     let cycleId: string
     let run: any
     let phaseId: string
+    let mariaKey: string
 
     before(async () => {
       app = await build(dialect, {}, { ownDatabase: true })
       streamId = await createStream(app)
       cycleId = await createCycle(app, streamId, [{ agentId: NIL, operatorPool: ['@Maria'] }])
+      // Maria exists before the run starts: a pool no one has would escalate the phase to admins at once.
+      const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
+      mariaKey = (await createApiKey(app.database.db, { workspaceId, name: 'Maria', handle: 'maria' })).key
       run = await startRun(app, streamId, cycleId)
       phaseId = (await runIn(app, run.id, 'waiting')).phases[0].id
     })
@@ -68,7 +72,7 @@ for (const dialect of dialects()) {
       const forbidden = await send(app, 'POST', url, { decision: 'approve', note: 'x'.repeat(4000) })
       assert.equal(forbidden.statusCode, 403)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      const maria = (await createApiKey(app.database.db, { workspaceId, name: 'Maria', handle: 'maria' })).key
+      const maria = mariaKey
       const member = (await createApiKey(app.database.db, { workspaceId, name: 'Someone' })).key
       assert.equal((await send(app, 'POST', url, { decision: 'approve' }, { authorization: `Bearer ${member}` })).statusCode, 403)
       assert.equal((await send(app, 'GET', `/api/runs/${run.id}`)).json().phases[0].status, 'awaiting_decision')

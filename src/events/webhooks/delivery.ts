@@ -7,7 +7,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Webhook as Signer } from 'standardwebhooks'
 import { enqueueJob, type JobHandler, type JobPayloads } from '../../jobs/index.js'
-import { createEgressGuard, type EgressGuard } from '../../runs/egress.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
 import { deadline } from '../../net/deadline.js'
@@ -18,15 +17,6 @@ const MAX_ATTEMPTS = 8
 const DISABLE_AFTER_FAILURES = 50
 const MAX_ERROR_LENGTH = 500
 
-const guards = new WeakMap<FastifyInstance, EgressGuard>()
-function guardOf(app: FastifyInstance): EgressGuard {
-  let guard = guards.get(app)
-  if (!guard) {
-    guard = createEgressGuard(app.config.egressAllow)
-    guards.set(app, guard)
-  }
-  return guard
-}
 
 type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string }
 
@@ -57,7 +47,7 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
   const timeoutMs = app.config.webhookTimeoutMs
   const limit = deadline(timeoutMs, shutdown)
   try {
-    const response = await guardOf(app).fetch(webhook.url, {
+    const response = await app.egress.fetch(webhook.url, {
       method: 'POST',
       headers,
       body: delivery.payload,

@@ -1,7 +1,7 @@
 // A real AdapterContext for adapter-level tests, as the engine builds it: the egress guard (opened to
 // 127.0.0.0/8, as TANDEM_EGRESS_ALLOW does in tests; `allow: []` refuses the fakes) and a dispatch time-out.
 import type { AdapterContext, AgentTarget, TaskPayload } from '../../../src/runs/adapters/adapter.js'
-import { createEgressGuard, type EgressGuard } from '../../../src/runs/egress.js'
+import { createEgressGuard, type EgressGuard } from '../../../src/net/egress.js'
 
 // One guard per allow list, as the service keeps one per app (its connection pool is reused).
 const guards = new Map<string, EgressGuard>()

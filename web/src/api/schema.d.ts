@@ -438,7 +438,7 @@ export interface paths {
         put?: never;
         /**
          * Save a cycle definition
-         * @description Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has: one per phase and handle (the cycle is saved all the same).
+         * @description Answers the saved cycle as GET returns it, plus `warnings` when an operatorPool names a handle that no principal of the workspace has (one per phase and handle), or fewer handles than the phase's quorum (the cycle is saved all the same). `policy` (optional, beside the draft's fields): reminders, escalation, expiry and quorum of its decisions (docs/operators.md).
          */
         post: operations["saveCycle"];
         delete?: never;
@@ -916,7 +916,148 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "message.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["messageCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.edited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.edited event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["messageEditedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cycle.saved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The cycle.saved event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["cycleSavedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["runCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.updated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["runUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "decision.reminder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The decision.reminder event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["decisionReminderEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "decision.escalated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The decision.escalated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["decisionEscalatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Agent */
@@ -984,6 +1125,14 @@ export interface components {
             data: components["schemas"]["AgentTemplate"][];
             /** @description pass as ?cursor= for the next page; null on the last page */
             nextCursor: string | null;
+        };
+        /**
+         * Approvals
+         * @description approves by distinct principals since the phase last began waiting, and the quorum it needs
+         */
+        Approvals: {
+            have: number;
+            need: number;
         };
         /** Asset */
         Asset: {
@@ -1123,7 +1272,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated")[];
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
@@ -1161,6 +1310,7 @@ export interface components {
             triggerName: string;
             description: string;
             phasesTemplate: components["schemas"]["Phase"][];
+            policy?: components["schemas"]["CyclePolicy"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -1197,6 +1347,31 @@ export interface components {
             /** @description pass as ?cursor= for the next page; null on the last page */
             nextCursor: string | null;
         };
+        /**
+         * CyclePolicy
+         * @description reminders, escalation, expiry and quorum of the cycle's decisions (docs/operators.md)
+         */
+        CyclePolicy: {
+            decision?: components["schemas"]["DecisionPolicy"];
+            /** @description by phase id (a phase of phasesTemplate): overrides `decision` field by field */
+            phases?: {
+                [key: string]: components["schemas"]["DecisionPolicy"];
+            };
+        };
+        /** CycleSavedEvent */
+        CycleSavedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "cycle.saved";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Cycle"];
+        };
         /** Decision */
         Decision: {
             /** @enum {string} */
@@ -1204,6 +1379,78 @@ export interface components {
             note?: string;
             /** @description an admin outside the phase's operatorPool decides it anyway (recorded on the decision); 403 from anyone else */
             override?: boolean;
+        };
+        /**
+         * DecisionDeadlines
+         * @description while the phase awaits a decision: when it began waiting and when its policy's timers are due (null: none)
+         */
+        DecisionDeadlines: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            since: string;
+            /** @description the phase attempt the timers belong to (their jobs are keyed by it) */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            remindAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            escalateAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            expireAt: string | null;
+        } | null;
+        /** DecisionEscalatedEvent */
+        DecisionEscalatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "decision.escalated";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["EscalatedInboxItem"];
+        };
+        /** DecisionPolicy */
+        DecisionPolicy: {
+            /** @description an ISO 8601 duration of days, hours, minutes and seconds (or weeks), between PT5S and P90D, e.g. PT1H */
+            remindAfter?: string;
+            /** @description an ISO 8601 duration of days, hours, minutes and seconds (or weeks), between PT5S and P90D, e.g. PT1H */
+            escalateAfter?: string;
+            /** @description an ISO 8601 duration of days, hours, minutes and seconds (or weeks), between PT5S and P90D, e.g. PT1H */
+            expireAfter?: string;
+            /**
+             * @description what the system decides at expiry (default reject); fail fails the phase with decision-expired
+             * @enum {string}
+             */
+            onExpire?: "reject" | "approve" | "fail";
+            /** @description approves by distinct principals the phase needs (default 1) */
+            quorum?: number;
+        };
+        /** DecisionReminderEvent */
+        DecisionReminderEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "decision.reminder";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["InboxItem"];
         };
         /** DraftCycle */
         DraftCycle: {
@@ -1221,6 +1468,56 @@ export interface components {
             detail: string;
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             phaseId?: string;
+        };
+        /** EscalatedInboxItem */
+        EscalatedInboxItem: {
+            /** @enum {string} */
+            kind: "decision" | "tool_approval" | "question";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            runId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseRunId: string;
+            /** @description the tool call or question (null for a decision) */
+            callId: string | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            streamName: string;
+            triggerName: string;
+            phaseName: string;
+            /** @description the output, the tool and its input, or the question, cut to 500 characters */
+            summary: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            waitingSince: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            remindAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            escalateAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            expireAt: string | null;
+            escalated: boolean;
+            /** @description the handle of whoever claimed it, while the claim lasts */
+            claimedBy: string | null;
+            approvals: {
+                have: number;
+                need: number;
+            };
+            /**
+             * @description timer: escalateAfter ran out; no-pool: no principal of the workspace has a handle of the phase's operatorPool
+             * @enum {string}
+             */
+            reason: "timer" | "no-pool";
         };
         /** InboundHook */
         InboundHook: {
@@ -1391,6 +1688,34 @@ export interface components {
         MessageBody: {
             content: components["schemas"]["RichText"];
         };
+        /** MessageCreatedEvent */
+        MessageCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "message.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Message"];
+        };
+        /** MessageEditedEvent */
+        MessageEditedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "message.edited";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Message"];
+        };
         /** MessagePage */
         MessagePage: {
             data: components["schemas"]["Message"][];
@@ -1450,6 +1775,15 @@ export interface components {
             phaseName: string;
             operatorPool: string[];
         };
+        /** PhasePolicy */
+        PhasePolicy: {
+            remindAfter: string | null;
+            escalateAfter: string | null;
+            expireAfter: string | null;
+            /** @enum {string} */
+            onExpire: "reject" | "approve" | "fail";
+            quorum: number;
+        };
         /** PhaseRun */
         PhaseRun: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1485,6 +1819,33 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             finishedAt: string | null;
+            policy?: components["schemas"]["PhasePolicy"];
+            approvals?: components["schemas"]["Approvals"];
+            deadlines?: components["schemas"]["DecisionDeadlines"];
+            /** @description the phase's decision was escalated: admins may decide it as if in its pool */
+            escalated?: boolean;
+        };
+        /** PhaseSummary */
+        PhaseSummary: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            index: number;
+            phaseName: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            agentId: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            attempts: number;
+            output: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                messageId: string;
+                /** @description the output's first 500 characters, with … when cut */
+                preview: string;
+            } | null;
+            error: components["schemas"]["RunProblem"];
+            /** @description how many times the phase was approved */
+            approvals: number;
+            lastDecision: components["schemas"]["RunDecision"] | null;
         };
         /**
          * Problem
@@ -1566,11 +1927,29 @@ export interface components {
             error: components["schemas"]["RunProblem"];
             phases: components["schemas"]["PhaseRun"][];
         };
+        /** RunCreatedEvent */
+        RunCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "run.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["RunSummary"];
+        };
         /** RunDecision */
         RunDecision: {
-            /** @enum {string} */
-            decision: "approve" | "revise" | "reject";
+            /**
+             * @description fail: only the system, at expiry with onExpire fail
+             * @enum {string}
+             */
+            decision: "approve" | "revise" | "reject" | "fail";
             note: string | null;
+            /** @description the principal; `system` for a decision made at expiry */
             principalId: string;
             handle: string | null;
             /**
@@ -1583,6 +1962,11 @@ export interface components {
              * @enum {boolean}
              */
             override?: true;
+            /**
+             * @description present on the decision the system made when the phase's expireAfter ran out (handle `system`)
+             * @enum {boolean}
+             */
+            expired?: true;
         };
         /** RunPage */
         RunPage: {
@@ -1601,6 +1985,47 @@ export interface components {
             detail: string;
         } | null;
         /**
+         * RunSummary
+         * @description what run.created and run.updated carry: the run without goals, instructions or decision history (GET /api/runs/{id} has them)
+         */
+        RunSummary: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            cycleId: string;
+            triggerName: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
+            /** @description any JSON object */
+            input: {
+                [key: string]: unknown;
+            };
+            /** @description the principal id that started the run */
+            createdBy: string;
+            trigger: components["schemas"]["RunTrigger"];
+            /** @description the message-trigger loop guard: 0 unless an agent's message started the run, then the depth of the run that wrote it + 1 */
+            depth: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+            error: components["schemas"]["RunProblem"];
+            phases: components["schemas"]["PhaseSummary"][];
+        };
+        /**
          * RunTrigger
          * @description what started the run: by hand (or POST …/triggers), a schedule, a message trigger or an inbound hook
          */
@@ -1609,6 +2034,27 @@ export interface components {
             kind: "manual" | "schedule" | "message" | "hook";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string | null;
+        };
+        /** RunUpdatedEvent */
+        RunUpdatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "run.updated";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["RunSummary"];
+        };
+        /** SaveCycle */
+        SaveCycle: {
+            triggerName: string;
+            description: string;
+            phasesTemplate: components["schemas"]["Phase"][];
+            policy?: components["schemas"]["CyclePolicy"];
         };
         /** SavedCycleAnswer */
         SavedCycleAnswer: {
@@ -1619,12 +2065,13 @@ export interface components {
             triggerName: string;
             description: string;
             phasesTemplate: components["schemas"]["Phase"][];
+            policy?: components["schemas"]["CyclePolicy"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
-            /** @description present when an operatorPool names a handle that no principal of the workspace has: one per phase and handle */
+            /** @description present when an operatorPool names a handle that no principal of the workspace has (one per phase and handle, code unknown-operator), or fewer handles than the phase's quorum (code quorum-above-pool) */
             warnings?: components["schemas"]["DraftWarning"][];
         };
         /** Schedule */
@@ -1693,7 +2140,7 @@ export interface components {
             /** @description the position of the event in its stream (decimal, from 1, no gaps) */
             id: string;
             /** @enum {string} */
-            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated";
+            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
@@ -1701,7 +2148,7 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
-            /** @description the message, cycle or run as GET returns it */
+            /** @description the payload of the event type: the OpenAPI document names each under `webhooks` (e.g. `run.updated` carries a RunSummary) */
             data: unknown;
         };
         /** StreamEventPage */
@@ -1910,7 +2357,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url?: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated")[];
+            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated")[];
             enabled?: boolean;
             description?: string | null;
         };
@@ -6354,7 +6801,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CycleDefinition"];
+                "application/json": components["schemas"]["SaveCycle"];
             };
         };
         responses: {
@@ -10265,6 +10712,160 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    messageCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MessageCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    messageEditedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MessageEditedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cycleSavedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CycleSavedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    decisionReminderEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DecisionReminderEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    decisionEscalatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DecisionEscalatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -4,7 +4,7 @@ import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, get, type Agent, type RequestListener, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { EgressDeniedError, createEgressGuard } from '../../src/runs/egress.js'
+import { EgressDeniedError, createEgressGuard } from '../../src/net/egress.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 
 const REFUSED = [
