@@ -553,6 +553,38 @@ test('the console in Chromium', async (t) => {
         for (const s of [files, down]) assert.equal((await send(app, 'DELETE', `/api/mcp-servers/${s.id}`)).statusCode, 204)
       })
 
+      await step(t, current, `${dialect} cycles: a decision policy edited beside the phases, its deadlines counted down in the run`, async () => {
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Policies' })).json()
+        await page.goto(`/streams/${stream.id}`)
+        await page.getByRole('tab', { name: 'Cycles' }).click()
+        const draft = page.getByRole('region', { name: 'Draft' })
+        await draft.getByRole('button', { name: 'Add phase' }).click()
+        const phase = draft.getByRole('listitem', { name: /^Phase 1:/ })
+        await phase.getByRole('textbox', { name: 'Phase name' }).fill('Sign off')
+        await phase.getByRole('switch').check()
+        const policy = draft.getByRole('group', { name: 'Decision policy' })
+        await policy.getByRole('textbox', { name: 'Remind after' }).fill('1h')
+        await policy.getByRole('textbox', { name: 'Remind after' }).press('Tab')
+        assert.equal(await policy.getByRole('textbox', { name: 'Remind after' }).inputValue(), 'PT1H', 'a short duration is written out as ISO 8601')
+        await phase.getByText('Policy of Sign off').click()
+        await phase.getByRole('textbox', { name: 'Expire after' }).fill('PT30M')
+        await phase.getByRole('textbox', { name: 'Expire after' }).press('Tab')
+        await phase.getByRole('combobox', { name: 'On expiry' }).selectOption('approve')
+        await checkPage(page, 'cycles with a decision policy', shots && 'cycles-policy')
+        await page.getByRole('button', { name: 'Save cycle' }).click()
+        await page.getByText('Policy: remind after 1 h; 1 phase has its own.').waitFor(WAIT)
+        const [saved] = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/cycles`)).json().data
+        assert.deepEqual(saved.policy, { decision: { remindAfter: 'PT1H' }, phases: { [saved.phasesTemplate[0].id]: { expireAfter: 'PT30M', onExpire: 'approve' } } })
+        await page.getByRole('button', { name: 'Start run' }).click()
+        const waiting = page.locator('.phase.awaiting_decision')
+        await waiting.locator('.deadlines').getByText(/reminder in (1 hour|60 minutes)/).waitFor(WAIT)
+        await waiting.locator('.deadlines').getByText(/expires in 30 minutes/).waitFor(WAIT)
+        assert.match((await waiting.locator('.deadlines time').first().getAttribute('title')) ?? '', /\d{4}/)
+        await checkPage(page, 'runs with deadlines', shots && 'runs-deadlines')
+        await page.getByRole('button', { name: 'Cancel run' }).click()
+        await page.locator('.run-head .status.canceled').waitFor(WAIT)
+      })
+
       await step(t, current, `${dialect} runs: start, request changes, approve, reject, cancel`, async () => {
         const agent = await webhookAgent()
         t.after(() => agent.server.close())
@@ -839,7 +871,7 @@ test('the console in Chromium', async (t) => {
 
       // The docs' pictures (docs/console.md): copied from this run's screenshots with TANDEM_UPDATE_SCREENSHOT=1.
       if (shots && process.env.TANDEM_UPDATE_SCREENSHOT === '1') {
-        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark' }
+        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark', 'console-agent-tools.png': 'agents-tools-light', 'console-cycles-policy.png': 'cycles-policy-light', 'console-runs-deadlines-dark.png': 'runs-deadlines-dark' }
         for (const [target, source] of Object.entries(pictures)) if (existsSync(`${ARTEFACTS}/${source}.png`)) copyFileSync(`${ARTEFACTS}/${source}.png`, `docs/${target}`)
       }
 

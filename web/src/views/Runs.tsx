@@ -6,7 +6,7 @@ import { api, unwrap, type PhaseRun, type Run } from '../api/client'
 import { useAuth } from '../auth'
 import { AgentName, useAgentLabels } from '../agents'
 import { allPages } from '../pages'
-import { Empty, ErrorMessage, formatDuration, Loading, RelativeTime, shortId, StatusBadge, useNow } from '../ui'
+import { Badge, Empty, ErrorMessage, formatDuration, Loading, RelativeTime, shortId, StatusBadge, useNow } from '../ui'
 import { DecisionForm, inPool } from './Decide'
 import { PhaseToolCalls, useToolCalls, type ToolCall } from './ToolCalls'
 
@@ -107,6 +107,7 @@ function PhaseStep({ run, phase, calls }: { run: Run; phase: PhaseRun; calls: To
           <Elapsed from={phase.startedAt} to={phase.finishedAt} label={phase.finishedAt ? 'took' : 'for'} />
           <Usage of={phase} />
           <Approvals phase={phase} />
+          <Deadlines phase={phase} />
           <span>{phase.autoAdvance ? 'advances on its own' : `gate: ${phase.operatorPool.length > 0 ? phase.operatorPool.map((h) => `@${h.replace(/^@/, '')}`).join(', ') : 'any operator'}`}</span>
         </div>
         {phase.output ? <div className="output">{phase.output.text}</div> : null}
@@ -141,4 +142,18 @@ function Approvals({ phase }: { phase: PhaseRun }) {
   const approvals = (phase as { approvals?: { have: number; need: number } | null }).approvals
   if (!approvals || approvals.need <= 1) return null
   return <span>{approvals.have} of {approvals.need} approvals</span>
+}
+
+/** While a phase waits: its policy's timers counted down (remind, escalate, expire), and escalation. */
+function Deadlines({ phase }: { phase: PhaseRun }) {
+  const p = phase as { deadlines?: { remindAt: string | null; escalateAt: string | null; expireAt?: string | null } | null; escalated?: boolean }
+  const d = p.deadlines
+  const due = d ? ([['reminder', d.remindAt], ['escalates', d.escalateAt], ['expires', d.expireAt ?? null]] as const).filter(([, at]) => at !== null) : []
+  if (due.length === 0 && !p.escalated) return null
+  return (
+    <span className="deadlines">
+      {p.escalated ? <Badge tone="danger">escalated</Badge> : null}
+      {due.map(([what, at]) => <span key={what}> {what} <RelativeTime iso={at!} /></span>)}
+    </span>
+  )
 }
