@@ -42,6 +42,7 @@ import { startRetention } from './events/retention.js'
 import { createJobs, type AnyTaskList } from './jobs/index.js'
 import { taskList } from './task-list.js'
 import { runRoutes } from './runs/routes.js'
+import { toolCallRoutes } from './runs/tool-calls-routes.js'
 import { reportRunMetrics } from './runs/metrics.js'
 import { taskResultRoutes } from './runs/task-routes.js'
 import { createMetrics } from './metrics/metrics.js'
@@ -228,6 +229,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await keyed.register(eventRoutes)
         await keyed.register(webhookRoutes)
         await keyed.register(runRoutes)
+        await keyed.register(toolCallRoutes)
         await keyed.register(inboxRoutes)
         await keyed.register(scheduleRoutes)
         await keyed.register(messageTriggerRoutes)

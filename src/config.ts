@@ -70,6 +70,8 @@ export interface Config {
   assetMaxBytes: number
   /** TANDEM_TOOL_TIMEOUT_MS: one MCP operation (listing a server's tools, calling one), connecting included (AGENTS.md, "Tools"). */
   toolTimeoutMs: number
+  /** TANDEM_TOOL_STEPS: the most model steps of one task's tool loop (claude, mistral). */
+  toolSteps: number
 }
 
 /** Operators' settings (docs/operators.md). */
@@ -310,5 +312,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: parseRedisUrl(env.TANDEM_REDIS_URL),
     assetMaxBytes: parseInteger('TANDEM_ASSET_MAX_BYTES', env.TANDEM_ASSET_MAX_BYTES ?? String(1024 * 1024), 1, 16 * 1024 * 1024),
     toolTimeoutMs: parseInteger('TANDEM_TOOL_TIMEOUT_MS', env.TANDEM_TOOL_TIMEOUT_MS ?? '30000', 1, 600000),
+    toolSteps: parseInteger('TANDEM_TOOL_STEPS', env.TANDEM_TOOL_STEPS ?? '16', 1, 100),
   }
 }

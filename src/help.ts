@@ -48,6 +48,7 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
       { name: 'TANDEM_POLL_INTERVAL_MS', default: '10000', meaning: 'how often a slow vendor is asked again' },
       { name: 'TANDEM_ASSET_MAX_BYTES', default: '1048576', meaning: 'the largest avatar image POST /api/assets takes (at most 16 MiB)' },
       { name: 'TANDEM_TOOL_TIMEOUT_MS', default: '30000', meaning: 'one MCP operation (listing tools, calling one), connecting included' },
+      { name: 'TANDEM_TOOL_STEPS', default: '16', meaning: 'the most model steps of one task\'s tool loop (claude, mistral)' },
     ],
   },
   {

@@ -41,6 +41,7 @@ describe('configuration', () => {
       redisUrl: null,
       assetMaxBytes: 1048576,
       toolTimeoutMs: 30000,
+      toolSteps: 16,
     })
   })
 

@@ -16,6 +16,7 @@ import type { AssetTable } from '../assets/assets.table.js'
 import type { AgentTemplateTable } from '../templates/templates.table.js'
 import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable } from '../triggers/operators.table.js'
 import type { McpServerTable } from '../mcp/mcp-servers.table.js'
+import type { ToolCallTable } from '../runs/tool-calls.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -45,4 +46,5 @@ export interface Database {
   inbox_claims: InboxClaimTable
   mcp_servers: McpServerTable
   clock_effects: ClockEffectTable
+  tool_calls: ToolCallTable
 }

@@ -7,6 +7,7 @@ import { SavedCycle } from '../cycles/schemas.js'
 import { RunSummary } from '../runs/summary.js'
 import { InboxItem } from '../inbox/schemas.js'
 import { StringEnum } from '../http/schemas.js'
+import { ToolCallSchema } from '../runs/tool-calls-schemas.js'
 import { Timestamp, Uuid } from '../http/schemas.js'
 import { EVENT_ID_PATTERN, type EventType } from './schemas.js'
 
@@ -21,6 +22,8 @@ export const EVENT_PAYLOADS = {
     { ...InboxItem.properties, reason: StringEnum(['timer', 'no-pool'], { description: 'timer: escalateAfter ran out; no-pool: no principal of the workspace has a handle of the phase\'s operatorPool' }) },
     { title: 'EscalatedInboxItem' },
   ),
+  'tool_call.created': ToolCallSchema,
+  'tool_call.updated': ToolCallSchema,
 } satisfies Record<EventType, TSchema>
 
 const titleOf = (type: string) => `${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Event`

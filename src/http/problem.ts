@@ -22,6 +22,8 @@ const KINDS = {
   'run-finished': { status: 409, title: 'The run has already finished' },
   'not-awaiting-decision': { status: 409, title: 'The phase is not awaiting a decision' },
   'already-approved': { status: 409, title: 'You have already approved this phase' },
+  'not-awaiting-approval': { status: 409, title: 'The tool call is not awaiting an approval' },
+  'not-awaiting-input': { status: 409, title: 'The phase is not waiting for an answer' },
   'too-many-runs': { status: 409, title: 'The trigger would start too many runs' },
   'too-many-attempts': { status: 422, title: 'The phase has had as many attempts as it may' },
   'task-closed': { status: 409, title: 'The task no longer takes an answer' },

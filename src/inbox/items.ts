@@ -84,7 +84,41 @@ async function decisionItems(db: Kysely<Database>, caller: Caller): Promise<Inbo
   return waiting.map(([run, phase]) => decisionItem(run, phase, context))
 }
 
-const SOURCES: Array<(db: Kysely<Database>, caller: Caller) => Promise<InboxItem[]>> = [decisionItems]
+/**
+ * Tool calls awaiting an approval and questions awaiting an answer (docs/tools-and-approvals.md) in the workspace's
+ * waiting runs, that `caller` may act on: an approval while its phase is awaiting_tool_approval, a question while
+ * its phase is awaiting_input.
+ */
+async function toolItems(db: Kysely<Database>, caller: Caller): Promise<InboxItem[]> {
+  const rows = await db
+    .selectFrom('tool_calls')
+    .innerJoin('runs', 'runs.id', 'tool_calls.run_id')
+    .select(['tool_calls.id', 'tool_calls.phase_run_id', 'tool_calls.name', 'tool_calls.input', 'tool_calls.status', 'tool_calls.started_at', 'runs.document'])
+    .where('runs.workspace_id', '=', caller.workspaceId)
+    .where('runs.status', '=', 'waiting')
+    .where((eb) => eb.or([eb('tool_calls.status', '=', 'awaiting_approval'), eb.and([eb('tool_calls.name', '=', 'tandem.ask_operator'), eb('tool_calls.status', '=', 'running')])]))
+    .orderBy('tool_calls.id')
+    .limit(MAX_WAITING_RUNS)
+    .execute()
+  const found: Array<{ run: Run; phase: PhaseRun; row: (typeof rows)[number] }> = []
+  for (const row of rows) {
+    const run = JSON.parse(row.document) as Run
+    const phase = run.phases.find((p) => p.id === row.phase_run_id)
+    if (!phase || !mayDecide(caller, phase)) continue
+    const wanted = row.status === 'awaiting_approval' ? 'awaiting_tool_approval' : 'awaiting_input'
+    if (phase.status === wanted) found.push({ run, phase, row })
+  }
+  if (found.length === 0) return []
+  const context = await contextOf(db, found.map(({ run, phase }) => [run, phase]))
+  return found.map(({ run, phase, row }) => {
+    const question = row.status !== 'awaiting_approval'
+    const input = JSON.parse(row.input) as Record<string, unknown>
+    const summary = question ? String(input.question ?? '') : `${row.name} ${row.input}`
+    return { ...decisionItem(run, phase, context), kind: question ? 'question' : 'tool_approval', callId: row.id, summary: summary.slice(0, SUMMARY_LENGTH), waitingSince: row.started_at }
+  })
+}
+
+const SOURCES: Array<(db: Kysely<Database>, caller: Caller) => Promise<InboxItem[]>> = [decisionItems, toolItems]
 
 /** The soonest deadline (expiry, else escalation); items without one sort after those with one. */
 const deadlineOf = (item: InboxItem) => item.expireAt ?? item.escalateAt ?? '~'

@@ -12,7 +12,7 @@ import type { StreamEvent } from '../events/store.js'
 import { inboxOf, itemKey, type Caller } from './items.js'
 import type { InboxItem } from './schemas.js'
 
-const RUN_EVENTS = new Set(['run.created', 'run.updated'])
+const RUN_EVENTS = new Set(['run.created', 'run.updated', 'tool_call.created', 'tool_call.updated'])
 
 export class InboxConnection implements FeedReader {
   private readonly items = new Map<string, InboxItem>()

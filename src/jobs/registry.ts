@@ -25,6 +25,7 @@ export interface JobPayloads {
   'triggers.message': MessageTriggerJob
   /** a decision clock's timer (remind, escalate, expire), keyed `decision:<phaseRunId>:<attempt>:<timer>` */
   'decision.timer': ClockJob
+  'tools.call': { callId: string }
 }
 
 export type JobName = keyof JobPayloads

@@ -24,6 +24,9 @@ import { readAgentSecret } from './secrets.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
+import { prepareToolLoop } from './tool-calls-host.js'
+import { addTaskTools } from './tool-calls-task.js'
+import { prepareClientTools } from './tool-calls-client.js'
 
 const LEASE_MARGIN_MS = 5000
 
@@ -81,6 +84,15 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }
   const started = performance.now()
   try {
+    // An agent with tools (claude, mistral): the adapter runs Tandem's tool loop (docs/tools-and-approvals.md).
+    // A webhook or token-only agent with tools finds them in its payload (tools, toolsUrl).
+    if (!job.poll) {
+      const tools = await prepareToolLoop(app, { task, run, agent, job }, signal)
+      if (tools) context.tools = tools
+      await addTaskTools(app, payload, { task, run, agent }, signal)
+      const clientTools = await prepareClientTools(app, { task, run, agent }, signal)
+      if (clientTools) context.clientTools = clientTools
+    }
     const outcome = job.poll && adapter.poll ? await adapter.poll(job.poll, payload, target, context) : await adapter.deliver(payload, target, context)
     if (shutdown.aborted) throw new Error('shutting down')
     app.metrics.tasks.inc({ provider: agent.providerType, outcome: outcome.kind })
@@ -132,6 +144,9 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       return done()
     case 'accepted':
       return done()
+    case 'waiting':
+      // The tool loop stopped for an operator; its lease and watchdog went in the same transaction.
+      return
     case 'poll':
     case 'retry': {
       if (outcome.kind === 'retry' && job.dispatch >= settings.dispatchAttempts) {

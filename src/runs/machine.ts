@@ -73,7 +73,7 @@ export interface Transition {
  * The one place a run is written: the move is checked against the transition tables (transitions.ts; an
  * illegal one throws), then the row and its event, in the caller's transaction.
  */
-async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
+export async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
   checkTransition(event, before, run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
@@ -355,7 +355,7 @@ export async function cancelRun(t: Transition, run: Run): Promise<boolean> {
   const before = snapshotOf(run)
   const at = now()
   for (const phase of run.phases) {
-    if (phase.status === 'pending' || phase.status === 'running' || phase.status === 'awaiting_decision') {
+    if (phase.status === 'pending' || phase.status === 'running' || phase.status === 'awaiting_decision' || phase.status === 'awaiting_tool_approval' || phase.status === 'awaiting_input') {
       phase.status = 'canceled'
       phase.finishedAt = at
     }

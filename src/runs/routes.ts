@@ -14,6 +14,7 @@ import { hashToken, newToken } from './machine.js'
 import { claimOldestTask, findRun, listRuns } from './store.js'
 import { cancel, checkRunInput, decidePhase, fireTrigger, startRun, type Actor, type Caller } from './service.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
+import { addTaskTools } from './tool-calls-task.js'
 import { findAgent } from '../agents/store.js'
 import {
   ClaimBody, DecisionBody, DecisionParams, Run, RunIdParams, RunsQuery, StartRunBody, TaskPayloadSchema, TriggerParams, TriggerResult,
@@ -200,7 +201,11 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
           const task = await claimOldestTask(db, agentId, workspaceId, at.toISOString(), new Date(at.getTime() + settings.taskLeaseS * 1000).toISOString(), hashToken(token))
           if (task) {
             const [run, agent] = await Promise.all([findRun(db, workspaceId, task.run_id), findAgent(db, workspaceId, agentId)])
-            if (run && agent) return buildTaskPayload(db, { task, token, run, agent, base: publicBase(app) })
+            if (run && agent) {
+              const payload = await buildTaskPayload(db, { task, token, run, agent, base: publicBase(app) })
+              await addTaskTools(app, payload, { task, run, agent })
+              return payload
+            }
           }
           if (Date.now() >= deadline || request.raw.destroyed) return reply.code(204).send(null)
           await new Promise((resolve) => setTimeout(resolve, Math.min(CLAIM_POLL_MS, Math.max(deadline - Date.now(), 0))))

@@ -5,7 +5,7 @@ import { Content } from '../chat/schemas.js'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'rejected', 'canceled'] as const
-export const PHASE_STATUSES = ['pending', 'running', 'awaiting_decision', 'succeeded', 'failed', 'canceled'] as const
+export const PHASE_STATUSES = ['pending', 'running', 'awaiting_decision', 'awaiting_tool_approval', 'awaiting_input', 'succeeded', 'failed', 'canceled'] as const
 export const FINISHED_RUN_STATUSES: ReadonlyArray<RunStatus> = ['succeeded', 'failed', 'rejected', 'canceled']
 export type RunStatus = (typeof RUN_STATUSES)[number]
 export type PhaseStatus = (typeof PHASE_STATUSES)[number]
@@ -69,6 +69,7 @@ export const PhaseRun = Type.Object(
     output: Nullable(Type.Object({ messageId: Uuid, text: Type.String() })),
     error: Nullable(RunProblem),
     decisions: Type.Array(Decision),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: 'what the run engine ignored in the phase, e.g. a `capabilities.tools` entry that names no tool (docs/tools-and-approvals.md)' })),
     startedAt: Nullable(Timestamp),
     finishedAt: Nullable(Timestamp),
     // Decision policies (docs/operators.md); absent on runs from before them.
@@ -183,6 +184,8 @@ export const TaskPayloadSchema = Type.Object(
     previous: Type.Array(Type.Object({ phaseName: Type.String(), text: Type.String() })),
     messages: Type.Array(Type.Object({ id: Uuid, authorId: Type.String(), authorType: StringEnum(['principal', 'agent']), text: Type.String(), createdAt: Timestamp })),
     result: Type.Object({ url: Type.String(), token: Type.String() }),
+    tools: Type.Optional(Type.Array(Type.Object({ name: Type.String(), description: Type.String(), inputSchema: Free }), { description: 'the tools the agent may call (custom_webhook and custom_token_only agents with `capabilities.tools`)' })),
+    toolsUrl: Type.Optional(Type.String({ description: 'POST {toolsUrl}/{name} `{ input }` calls one (task token or agent key)' })),
   },
   { title: 'TaskPayload' },
 )

@@ -95,7 +95,7 @@ export async function cancel(deps: RunDeps, trx: Kysely<Database>, actor: Actor 
     const allowed =
       actor.role === 'admin' ||
       run.createdBy === actor.principalId ||
-      run.phases.some((phase) => phase.status === 'awaiting_decision' && mayDecide(actor, phase))
+      run.phases.some((phase) => (phase.status === 'awaiting_decision' || phase.status === 'awaiting_tool_approval' || phase.status === 'awaiting_input') && mayDecide(actor, phase))
     if (!allowed) throw new AppError('forbidden', 'Only the principal who started this run, the operator pool of a phase it waits on, or an admin may cancel it.')
     if (!(await cancelRun(t, run))) throw new AppError('run-finished', `The run has already finished (${run.status}).`)
     return run

@@ -11,6 +11,7 @@ import { settleTask } from './delivery.js'
 import { hashToken, runProblem } from './machine.js'
 import { findTask, type TaskRow } from './store.js'
 import { TaskAccepted, TaskIdParams, TaskResultBody } from './schemas.js'
+import { taskToolRoutes } from './tool-calls-task-routes.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -79,4 +80,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { accepted: true as const }
     },
   )
+
+  // The task's tools (docs/tools-and-approvals.md), behind the same authentication.
+  await app.register(taskToolRoutes(authenticate))
 }

@@ -7,7 +7,7 @@
 // next one pending → running (or → awaiting_decision for people's work, → failed when its agent is gone).
 import type { PhaseStatus, RunStatus } from './schemas.js'
 
-export type RunEvent = 'create' | 'start' | 'answer' | 'fail' | 'decide' | 'cancel' | 'clock'
+export type RunEvent = 'create' | 'start' | 'answer' | 'fail' | 'decide' | 'cancel' | 'clock' | 'tool_wait' | 'tool_resume'
 
 type Moves<S extends string> = Partial<Record<S, readonly S[]>>
 
@@ -22,6 +22,11 @@ export const RUN_TRANSITIONS: Record<RunEvent, Moves<RunStatus | 'new'>> = {
   cancel: { queued: ['canceled'], running: ['canceled'], waiting: ['canceled'] },
   // A decision clock's timer that changes the run without a decision (an escalation): it keeps waiting.
   clock: { waiting: ['waiting'] },
+  // A model's tool call waits for an approval or an operator's answer (docs/tools-and-approvals.md); warnings
+  // recorded while the phase runs are a tool_wait that moves nothing.
+  tool_wait: { running: ['running', 'waiting'] },
+  // An approval or answer arrived: the loop goes on, or the phase still waits for another one.
+  tool_resume: { waiting: ['running', 'waiting'] },
 }
 
 const BEGIN: Moves<PhaseStatus> = { pending: ['running', 'awaiting_decision', 'failed'] }
@@ -35,8 +40,10 @@ export const PHASE_TRANSITIONS: Record<RunEvent, Moves<PhaseStatus>> = {
   // approve → succeeded (and the next phase begins) once the quorum is met, else it stays; revise → running again;
   // reject → failed; the system's `fail` at expiry → failed.
   decide: { ...BEGIN, awaiting_decision: ['succeeded', 'running', 'failed'] },
-  cancel: { pending: ['canceled'], running: ['canceled'], awaiting_decision: ['canceled'] },
   clock: {},
+  cancel: { pending: ['canceled'], running: ['canceled'], awaiting_decision: ['canceled'], awaiting_tool_approval: ['canceled'], awaiting_input: ['canceled'] },
+  tool_wait: { running: ['awaiting_tool_approval', 'awaiting_input'] },
+  tool_resume: { awaiting_tool_approval: ['running', 'awaiting_input'], awaiting_input: ['running', 'awaiting_tool_approval'] },
 }
 
 export class IllegalTransition extends Error {

@@ -63,7 +63,9 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', `/api/runs/${reminded.id}/cancel`, {})).statusCode, 200)
 
       const events = (await send(app, 'GET', `/api/streams/${streamId}/events?limit=100`)).json().data as Array<{ type: (typeof EVENT_TYPES)[number] }>
-      assert.deepEqual([...new Set(events.map((e) => e.type))].sort(), [...EVENT_TYPES].sort(), 'the walk-through writes every type')
+      // tool_call.* events are checked against their type where a tool loop writes them (test/runs/tool-loop.test.ts).
+      const walked = EVENT_TYPES.filter((type) => !type.startsWith('tool_call.'))
+      assert.deepEqual([...new Set(events.map((e) => e.type))].sort(), [...walked].sort(), 'the walk-through writes every type')
       for (const event of events) {
         const schema = eventSchema(event.type)
         assert.ok(Value.Check(schema, event), `${event.type}: ${JSON.stringify([...Value.Errors(schema, event)].slice(0, 3))}`)

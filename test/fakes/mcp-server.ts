@@ -17,6 +17,8 @@ export interface FakeMcpBehaviour {
   extraTools: number
   /** Give the `echo` tool a description of this many bytes (a huge listing). */
   echoDescriptionBytes: number
+  /** `delete_file` records the call, then waits this long before it answers (a call in flight). */
+  deleteDelayMs: number
 }
 
 export interface FakeMcpServer {
@@ -38,6 +40,7 @@ function buildServer(behaviour: FakeMcpBehaviour, calls: FakeMcpServer['calls'])
   })
   server.registerTool('delete_file', { description: 'Deletes a file.', inputSchema: { path: z.string() } }, async ({ path }) => {
     calls.push({ name: 'delete_file', arguments: { path } })
+    if (behaviour.deleteDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, behaviour.deleteDelayMs))
     return { content: [{ type: 'text', text: `deleted ${path}` }] }
   })
   server.registerTool('big', { description: 'Returns `bytes` bytes of text.', inputSchema: { bytes: z.number().int() } }, async ({ bytes }) => {
@@ -70,7 +73,7 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
 }
 
 export async function startFakeMcpServer(initial: Partial<FakeMcpBehaviour> = {}): Promise<FakeMcpServer> {
-  const behaviour: FakeMcpBehaviour = { delayMs: 0, garbage: null, extraTools: 0, echoDescriptionBytes: 0, ...initial }
+  const behaviour: FakeMcpBehaviour = { delayMs: 0, garbage: null, extraTools: 0, echoDescriptionBytes: 0, deleteDelayMs: 0, ...initial }
   const authorizations: (string | undefined)[] = []
   const calls: FakeMcpServer['calls'] = []
   const http = createServer((request: IncomingMessage, response: ServerResponse) => {

@@ -6,34 +6,14 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import SqliteDatabase from 'better-sqlite3'
-import pg from 'pg'
 import { request, serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
+import { holdLock } from '../hold-lock.js'
 import { waitFor } from '../runs/agent-server.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function holdLock(dialect: string, url: string, runId: string): Promise<() => Promise<void>> {
-  if (dialect === 'sqlite') {
-    const file = new SqliteDatabase(url.slice('sqlite:'.length))
-    file.pragma('busy_timeout = 10000')
-    file.prepare('BEGIN IMMEDIATE').run()
-    return async () => {
-      file.prepare('ROLLBACK').run()
-      file.close()
-    }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  await client.query('begin')
-  await client.query('select id from runs where id = $1 for update', [runId])
-  return async () => {
-    await client.query('rollback')
-    await client.end()
-  }
-}
 
 for (const dialect of dialects()) {
   describe(`decision timers survive a SIGKILL mid-effect (${dialect})`, () => {
@@ -52,7 +32,7 @@ for (const dialect of dialects()) {
         const [started] = (await request(base, 'POST', `/api/streams/${streamId}/triggers/pay`, {})).json.runs
         const run = (await request(base, 'GET', `/api/runs/${started.id}`)).json
         const remindAt = Date.parse(run.phases[0].deadlines.remindAt)
-        release = await holdLock(dialect, database.url, run.id)
+        release = await holdLock(dialect, database.url, { table: 'runs', id: run.id })
         // Past the reminder's time (and PostgreSQL's 1 s poll): the job is held up by the lock.
         await sleep(remindAt - Date.now() + 2500)
         await servers.stopAll('SIGKILL')

@@ -6,34 +6,14 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import SqliteDatabase from 'better-sqlite3'
-import pg from 'pg'
 import { request, serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
+import { holdLock } from '../hold-lock.js'
 import { waitFor } from '../runs/agent-server.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function holdLock(dialect: string, url: string, scheduleId: string): Promise<() => Promise<void>> {
-  if (dialect === 'sqlite') {
-    const file = new SqliteDatabase(url.slice('sqlite:'.length))
-    file.pragma('busy_timeout = 10000')
-    file.prepare('BEGIN IMMEDIATE').run()
-    return async () => {
-      file.prepare('ROLLBACK').run()
-      file.close()
-    }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  await client.query('begin')
-  await client.query('select id from schedules where id = $1 for update', [scheduleId])
-  return async () => {
-    await client.query('rollback')
-    await client.end()
-  }
-}
 
 for (const dialect of dialects()) {
   describe(`schedules survive a SIGKILL mid-firing (${dialect})`, () => {
@@ -52,7 +32,7 @@ for (const dialect of dialects()) {
         const cron = `${tick.getUTCSeconds()} ${tick.getUTCMinutes()} ${tick.getUTCHours()} * * *`
         const schedule = (await request(base, 'POST', `/api/streams/${streamId}/schedules`, { triggerName: 'nightly', cron })).json
         assert.equal(schedule.nextRunAt, tick.toISOString())
-        release = await holdLock(dialect, database.url, schedule.id)
+        release = await holdLock(dialect, database.url, { table: 'schedules', id: schedule.id })
         await sleep(tick.getTime() - Date.now() + 1500)
         await first.stop('SIGKILL')
         await release()

@@ -16,6 +16,9 @@ export interface TaskPayload {
   previous: Array<{ phaseName: string; text: string }>
   messages: Array<{ id: string; authorId: string; authorType: 'principal' | 'agent'; text: string; createdAt: string }>
   result: { url: string; token: string }
+  /** custom_webhook and custom_token_only agents with tools: what they may call, and where (docs/tools-and-approvals.md). */
+  tools?: Array<{ name: string; description: string; inputSchema: Record<string, unknown> }>
+  toolsUrl?: string
 }
 
 /** What an adapter knows of the agent besides the payload: where and how to call it. */
@@ -46,6 +49,20 @@ export interface AdapterContext {
   timeoutMs: number
   /** W3C trace context to send as `traceparent`: a new span in the trace of the request that started the run. */
   traceparent?: string
+  /** Called with each piece of answer text as the vendor streams it (streaming answers). */
+  onDelta?: (text: string) => void
+  /**
+   * Set when the agent has tools and its adapter runs Tandem's model tool loop (claude, mistral chat): the tools,
+   * and where the loop records its calls and waits (src/runs/tool-calls-host.ts; docs/tools-and-approvals.md).
+   */
+  tools?: import('../../tools/loop.js').ToolLoopHost
+  /** Set for an ElevenLabs agent with tools: answers its client_tool_call events (src/runs/tool-calls-client.ts). */
+  clientTools?: ClientTools
+}
+
+/** Tools an agent calls during its conversation (ElevenLabs client tools): each call recorded and made, never thrown. */
+export interface ClientTools {
+  call(name: string, parameters: unknown, signal: AbortSignal): Promise<{ ok: boolean; text: string }>
 }
 
 export type AgentOutput = { text: string } | { content: Content }
@@ -54,7 +71,7 @@ export type ProblemCode = 'agent-failed' | 'agent-rejected' | 'agent-unavailable
 
 export type DeliveryOutcome =
   /** The answer is here: the engine posts it and advances the phase. */
-  | { kind: 'answered'; output: AgentOutput }
+  | { kind: 'answered'; output: AgentOutput; usage?: { inputTokens: number; outputTokens: number } | null }
   /** The agent took the task and will POST to result.url (custom_webhook 202, custom_token_only). */
   | { kind: 'accepted' }
   /** The vendor works on it: the engine calls `poll(state)` from a scheduled job after `afterMs` (default TANDEM_POLL_INTERVAL_MS). */
@@ -63,6 +80,8 @@ export type DeliveryOutcome =
   | { kind: 'retry'; detail: string; retryAfterMs?: number }
   /** Final: the phase fails with this problem. `detail` says why and never contains the secret. */
   | { kind: 'failed'; code: ProblemCode; detail: string }
+  /** The model's tool loop waits for an operator (an approval, an answer); the phase waits, and the loop resumes in a new delivery. */
+  | { kind: 'waiting' }
 
 export interface Adapter {
   readonly providerType: string

@@ -6,6 +6,7 @@ import { answerWithModel } from './ai-sdk.js'
 import { fetchWithoutCredential } from './auth-mode.js'
 import { configString, maxTokens, vendorBase } from './outcome.js'
 import { buildPrompt } from './prompt.js'
+import { runToolLoop } from '../../tools/loop.js'
 
 export const ANTHROPIC_BASE = 'https://api.anthropic.com/v1'
 const DEFAULT_MAX_TOKENS = 4096
@@ -19,6 +20,7 @@ export const claudeAdapter: Adapter = {
   },
   async deliver(payload, agent, context) {
     const provider = createAnthropic({ baseURL: vendorBase(agent, ANTHROPIC_BASE), apiKey: agent.secret ?? '', fetch: agent.secret ? context.fetch : fetchWithoutCredential(context, ['x-api-key']) })
+    if (context.tools) return runToolLoop('Anthropic', provider(configString(agent, 'model') as string), buildPrompt(payload), context, { maxOutputTokens: maxTokens(agent.config) ?? DEFAULT_MAX_TOKENS, secret: agent.secret })
     return answerWithModel('Anthropic', provider(configString(agent, 'model') as string), buildPrompt(payload), context, {
       maxOutputTokens: maxTokens(agent.config) ?? DEFAULT_MAX_TOKENS,
       secret: agent.secret,

@@ -3,7 +3,8 @@
 // URL (`GET {base}/v1/convai/conversation/get-signed-url` with `xi-api-key`); public agents connect with their
 // `agent_id`. We wait for the conversation to start and for the agent's greeting (its first_message, sent
 // unasked right after the start; at most GREETING_WAIT_MS, as an agent may have none), then send the prompt as one
-// `user_message`, answer every `ping` and take the first `agent_response` after our message.
+// `user_message`, answer every `ping` and take the first `agent_response` after our message. A `client_tool_call`
+// is answered with `client_tool_result` from the agent's tools (context.clientTools; docs/tools-and-approvals.md).
 import { isIP } from 'node:net'
 import WebSocket from 'ws'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
@@ -105,6 +106,21 @@ async function converse(url: string, text: string, context: AdapterContext): Pro
           if (typeof response !== 'string') return finish(malformed(VENDOR, 'sent an agent_response without agent_response_event.agent_response'))
           if (!response.trim()) return finish(malformed(VENDOR, 'answered with no text'))
           return finish({ kind: 'answered', output: { text: response } })
+        }
+        case 'client_tool_call': {
+          // A client tool (docs/tools-and-approvals.md): Tandem makes the call and answers with its result.
+          const call = isObject(event.client_tool_call) ? event.client_tool_call : {}
+          const id = call.tool_call_id
+          if (typeof id !== 'string') return
+          const name = typeof call.tool_name === 'string' ? call.tool_name : ''
+          const answer = context.clientTools
+            ? context.clientTools.call(name, call.parameters ?? {}, context.signal)
+            : Promise.resolve({ ok: false, text: `Tandem offers this agent no tools (${name}).` })
+          const reply = ({ ok, text }: { ok: boolean; text: string }) => {
+            if (!settled && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'client_tool_result', tool_call_id: id, result: text, is_error: !ok }))
+          }
+          void answer.then(reply, () => reply({ ok: false, text: `Tandem could not make the call of ${name}.` }))
+          return
         }
         default:
           return // transcripts, corrections, metadata and the like carry nothing we need

@@ -7,6 +7,7 @@ import { answerWithModel } from './ai-sdk.js'
 import { fetchWithoutCredential } from './auth-mode.js'
 import { callJson, configString, isObject, malformed, maxTokens, vendorBase } from './outcome.js'
 import { buildPrompt, promptAsText, type Prompt } from './prompt.js'
+import { runToolLoop } from '../../tools/loop.js'
 
 export const MISTRAL_BASE = 'https://api.mistral.ai/v1'
 
@@ -48,6 +49,7 @@ export const mistralAdapter: Adapter = {
     if (agentId) return answerWithAgent(agentId, prompt, agent, context)
     const provider = createMistral({ baseURL: vendorBase(agent, MISTRAL_BASE), apiKey: agent.secret ?? '', fetch: agent.secret ? context.fetch : fetchWithoutCredential(context, ['authorization']) })
     const tokens = maxTokens(agent.config)
+    if (context.tools) return runToolLoop('Mistral', provider(configString(agent, 'model') as string), prompt, context, { ...(tokens ? { maxOutputTokens: tokens } : {}), secret: agent.secret })
     return answerWithModel('Mistral', provider(configString(agent, 'model') as string), prompt, context, {
       ...(tokens ? { maxOutputTokens: tokens } : {}),
       secret: agent.secret,

@@ -22,11 +22,15 @@ export interface ElevenLabsStep {
   close?: boolean
   /** The agent has no first_message: no greeting after the start. */
   noGreeting?: boolean
+  /** Client tools the agent calls after the user's message, before it answers (each awaits its client_tool_result). */
+  toolCalls?: Array<{ name: string; parameters?: unknown }>
 }
 
 export async function startElevenLabsFake(apiKey: string) {
   const steps = script<ElevenLabsStep>({ text: 'It is a bug.' })
   const received: any[][] = []
+  /** Every client_tool_result received, in order. */
+  const toolResults: any[] = []
   const connections: Array<{ url: string; headers: IncomingMessage['headers'] }> = []
   let current: ElevenLabsStep = {}
   const fake: HttpFake = await startHttpFake((exchange) => {
@@ -55,9 +59,19 @@ export async function startElevenLabsFake(apiKey: string) {
     const messages: any[] = []
     received.push(messages)
     let pingId = 0
+    let pendingTools = 0
+    const answer = () => {
+      pingId += 1
+      ws.send(JSON.stringify({ type: 'ping', ping_event: { event_id: pingId, ping_ms: 5 } }))
+    }
     ws.on('message', (data) => {
       const message = JSON.parse(data.toString())
       messages.push(message)
+      if (message.type === 'client_tool_result') {
+        toolResults.push(message)
+        if (--pendingTools === 0) answer()
+        return
+      }
       if (message.type === 'conversation_initiation_client_data') {
         ws.send(JSON.stringify({ type: 'conversation_initiation_metadata', conversation_initiation_metadata_event: { conversation_id: 'conv_1', agent_output_audio_format: 'pcm_16000', user_input_audio_format: 'pcm_16000' } }))
         if (!step.noGreeting) ws.send(JSON.stringify({ type: 'agent_response', agent_response_event: { agent_response: 'Hello! How can I help you today?' } }))
@@ -66,8 +80,14 @@ export async function startElevenLabsFake(apiKey: string) {
         if (step.close) return ws.close(1011, 'internal error')
         if (step.raw !== undefined) return ws.send(step.raw)
         ws.send(JSON.stringify({ type: 'user_transcript', user_transcription_event: { user_transcript: message.text } }))
-        pingId += 1
-        ws.send(JSON.stringify({ type: 'ping', ping_event: { event_id: pingId, ping_ms: 5 } }))
+        if (step.toolCalls?.length) {
+          pendingTools = step.toolCalls.length
+          step.toolCalls.forEach((call, i) =>
+            ws.send(JSON.stringify({ type: 'client_tool_call', client_tool_call: { tool_name: call.name, tool_call_id: `tool_${i + 1}`, parameters: call.parameters ?? {} } })),
+          )
+          return
+        }
+        answer()
       } else if (message.type === 'pong' && message.event_id === pingId) {
         ws.send(JSON.stringify({ type: 'agent_response', agent_response_event: { agent_response: step.text ?? 'It is a bug.' } }))
       }
@@ -78,6 +98,7 @@ export async function startElevenLabsFake(apiKey: string) {
     ...fake,
     steps,
     received,
+    toolResults,
     connections,
     openSockets: () => wss.clients.size,
     close: async () => {

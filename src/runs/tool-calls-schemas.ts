@@ -1,0 +1,34 @@
+// The tool call as the API and the `tool_call.*` events show it (AGENTS.md, "Tools").
+import Type from 'typebox'
+import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+
+/** Characters of `output` in the list and in events; the model receives the whole (at most 64 KiB). */
+export const LISTED_OUTPUT_CHARS = 4000
+
+export const ToolCallSchema = Type.Object(
+  {
+    id: Uuid,
+    runId: Uuid,
+    phaseRunId: Uuid,
+    attempt: Type.Integer({ minimum: 1 }),
+    name: Type.String({ description: '`tandem.<tool>` or `<server>.<tool>`; for a tool the model named that was never offered, the name it used' }),
+    input: Type.Unknown({ description: 'the input the model gave (a JSON object)' }),
+    output: Nullable(Type.String({ description: `what the tool returned, cut at ${LISTED_OUTPUT_CHARS} characters here (the model receives up to 64 KiB)` })),
+    error: Nullable(Type.String({ description: 'why the call failed, or who denied it and why' })),
+    status: StringEnum(['running', 'awaiting_approval', 'succeeded', 'failed', 'denied']),
+    approval: Nullable(
+      Type.Object({
+        required: Type.Literal(true),
+        decision: Nullable(StringEnum(['approve', 'deny'])),
+        note: Nullable(Type.String()),
+        principalId: Nullable(Type.String()),
+        handle: Nullable(Type.String()),
+        at: Nullable(Timestamp),
+      }, { description: 'set on calls whose MCP server\'s `approval` globs say "always"' }),
+    ),
+    startedAt: Timestamp,
+    finishedAt: Nullable(Timestamp),
+  },
+  { title: 'ToolCall' },
+)
+

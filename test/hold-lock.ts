@@ -1,0 +1,26 @@
+// Holds up a process's write so a test can kill it mid-way: SQLite — the database's write lock (BEGIN IMMEDIATE
+// on the file; one writer per file, so the other process waits to take it); PostgreSQL — a row lock
+// (`select … for update`) on one row, so a transaction that locks the same row waits on it. Call what it
+// returns to release.
+import SqliteDatabase from 'better-sqlite3'
+import pg from 'pg'
+
+export async function holdLock(dialect: string, url: string, row: { table: string; id: string }): Promise<() => Promise<void>> {
+  if (dialect === 'sqlite') {
+    const file = new SqliteDatabase(url.slice('sqlite:'.length))
+    file.pragma('busy_timeout = 10000')
+    file.prepare('BEGIN IMMEDIATE').run()
+    return async () => {
+      file.prepare('ROLLBACK').run()
+      file.close()
+    }
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query('begin')
+  await client.query(`select id from ${client.escapeIdentifier(row.table)} where id = $1 for update`, [row.id])
+  return async () => {
+    await client.query('rollback')
+    await client.end()
+  }
+}
