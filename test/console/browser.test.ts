@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
+import { startAnthropicToolFake } from '../fakes/vendors/tool-models.js'
 
 const CHROMIUM = process.env.TANDEM_TEST_CHROMIUM ?? '/usr/bin/chromium'
 const ARTEFACTS = 'test-results/console'
@@ -585,6 +586,53 @@ test('the console in Chromium', async (t) => {
         await page.locator('.run-head .status.canceled').waitFor(WAIT)
       })
 
+      await step(t, current, `${dialect} tool calls: an approval in the inbox and the stepper, a question answered in the chat`, async () => {
+        // A Claude agent (a local fake of the Messages API) whose model calls an MCP tool that needs an approval, then asks.
+        const model = await startAnthropicToolFake()
+        const fake = await startFakeMcpServer()
+        t.after(async () => { await model.close(); await fake.close() })
+        const server = (await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: fake.url, approval: { 'delete_*': 'always' } })).json()
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Tools at work' })).json()
+        const agent = (await send(app, 'POST', '/api/agents', { name: 'Janitor', providerType: 'claude', authMode: 'none', endpointUrl: model.base, config: { model: 'claude-test' }, capabilities: { streaming: false, tools: ['files.*', 'tandem.ask_operator'] } })).json()
+        const cycle = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
+          triggerName: 'cleanup', description: 'Clean up',
+          phasesTemplate: [{ id: '01890a5d-ac96-774b-bcce-b302099a8301', agentId: agent.id, phaseName: 'Clean', goal: 'Old files are gone', instructions: '', autoAdvance: true, operatorPool: ['local'] }],
+        })).json()
+        model.turns.set(
+          { calls: [{ name: 'files__delete_file', input: { path: '/tmp/old.log' } }] },
+          { calls: [{ name: 'tandem__ask_operator', input: { question: 'Delete /tmp/older.log too?' } }] },
+          { text: 'Deleted /tmp/old.log; kept the other.' },
+        )
+        const run = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}/runs`, {})).json()
+        await page.goto('/inbox')
+        const item = page.getByRole('listitem', { name: 'Tool approval: Clean in Tools at work' })
+        await item.getByRole('button', { name: 'Deny' }).waitFor({ timeout: 15000 })
+        await item.getByRole('button', { name: 'Claim' }).waitFor(WAIT)
+        await checkPage(page, 'inbox with a tool approval', shots && 'inbox-tool-approval')
+        await page.goto(`/streams/${stream.id}`)
+        await page.getByRole('tab', { name: 'Runs' }).click()
+        const call = page.getByRole('list', { name: 'Tool calls of Clean' }).getByRole('listitem', { name: 'Tool call files.delete_file' })
+        await call.getByText('awaiting approval').waitFor(WAIT)
+        await page.locator('.phase.awaiting_tool_approval .badge.status').getByText('Awaiting tool approval').waitFor(WAIT)
+        await checkPage(page, 'runs with a tool call awaiting approval', shots && 'runs-tool-approval')
+        await call.getByRole('button', { name: 'Approve' }).click()
+        await call.getByText('@local approved').waitFor({ timeout: 15000 })
+        // The question, in the chat's flow: answered there.
+        await page.getByRole('tab', { name: 'Chat' }).click()
+        const asks = page.locator('.tool-entry').filter({ hasText: 'Delete /tmp/older.log too?' })
+        await asks.getByRole('textbox', { name: 'Answer' }).waitFor({ timeout: 15000 })
+        await checkPage(page, 'chat with tool calls and a question', shots && 'chat-tools')
+        await asks.getByRole('textbox', { name: 'Answer' }).fill('No, keep it.')
+        await asks.getByRole('button', { name: 'Send answer' }).click()
+        await page.locator('.messages').getByText('Deleted /tmp/old.log; kept the other.').waitFor({ timeout: 15000 })
+        const calls = (await send(app, 'GET', `/api/runs/${run.id}/tool-calls`)).json().data
+        assert.equal(fake.calls.filter((c) => c.name === 'delete_file').length, 1, 'the call is made once, after the approval')
+        assert.deepEqual(calls.map((c: any) => [c.name, c.status]), [['files.delete_file', 'succeeded'], ['tandem.ask_operator', 'succeeded']])
+        assert.equal(calls[1].output, 'No, keep it.')
+        assert.equal((await send(app, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 204)
+        assert.equal((await send(app, 'DELETE', `/api/mcp-servers/${server.id}`)).statusCode, 204)
+      })
+
       await step(t, current, `${dialect} runs: start, request changes, approve, reject, cancel`, async () => {
         const agent = await webhookAgent()
         t.after(() => agent.server.close())
@@ -871,7 +919,7 @@ test('the console in Chromium', async (t) => {
 
       // The docs' pictures (docs/console.md): copied from this run's screenshots with TANDEM_UPDATE_SCREENSHOT=1.
       if (shots && process.env.TANDEM_UPDATE_SCREENSHOT === '1') {
-        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark', 'console-agent-tools.png': 'agents-tools-light', 'console-cycles-policy.png': 'cycles-policy-light', 'console-runs-deadlines-dark.png': 'runs-deadlines-dark' }
+        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark', 'console-agent-tools.png': 'agents-tools-light', 'console-cycles-policy.png': 'cycles-policy-light', 'console-runs-deadlines-dark.png': 'runs-deadlines-dark', 'console-runs-tool-approval.png': 'runs-tool-approval-light', 'console-chat-tools-dark.png': 'chat-tools-dark' }
         for (const [target, source] of Object.entries(pictures)) if (existsSync(`${ARTEFACTS}/${source}.png`)) copyFileSync(`${ARTEFACTS}/${source}.png`, `docs/${target}`)
       }
 

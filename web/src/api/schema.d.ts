@@ -692,6 +692,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{runId}/tool-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tool calls of a run, oldest first */
+        get: operations["listToolCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/tool-calls/{callId}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or deny a tool call awaiting approval
+         * @description Same pool rule as deciding a phase. `approve` makes the call (once) and the agent's loop goes on; `deny` gives the model `denied by @<handle>: <note>`. 409 `not-awaiting-approval` when the call does not wait.
+         */
+        post: operations["decideToolCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/phases/{phaseRunId}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the question an agent asked with tandem.ask_operator
+         * @description Same pool rule as deciding a phase; the text is the tool's result and the agent's loop goes on. 409 `not-awaiting-input` when the phase waits for no answer.
+         */
+        post: operations["answerQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me/inbox": {
         parameters: {
             query?: never;
@@ -895,6 +952,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tasks/{taskId}/tools/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call one of the task's tools (custom_webhook and custom_token_only agents)
+         * @description `name` is one of the payload's `tools`. 200: the call was made (`succeeded` or `failed`, with the whole output, at most 64 KiB). 202: it waits for an operator (an approval, or the answer to `tandem.ask_operator`); read it with GET …/tool-calls/{callId}?waitSeconds. 404 for a tool the agent does not have; 409 `task-closed` once the task is closed.
+         */
+        post: operations["callTaskTool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/{taskId}/tool-calls/{callId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a call of the task's tools, waiting up to waitSeconds for it to settle
+         * @description Answers as soon as the call is `succeeded`, `failed` or `denied`, or after `waitSeconds` (0–30) with the call as it is. The output is whole.
+         */
+        get: operations["getTaskToolCall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{hookId}": {
         parameters: {
             query?: never;
@@ -1051,6 +1148,46 @@ export interface webhooks {
          * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
          */
         post: operations["decisionEscalatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tool_call.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The tool_call.created event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["toolCallCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tool_call.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The tool_call.updated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["toolCallUpdatedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1272,7 +1409,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated")[];
+            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
@@ -1799,7 +1936,7 @@ export interface components {
             autoAdvance: boolean;
             operatorPool: string[];
             /** @enum {string} */
-            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            status: "pending" | "running" | "awaiting_decision" | "awaiting_tool_approval" | "awaiting_input" | "succeeded" | "failed" | "canceled";
             /** @description tasks handed to the agent so far (0 for people's work) */
             attempts: number;
             output: {
@@ -1809,6 +1946,8 @@ export interface components {
             } | null;
             error: components["schemas"]["RunProblem"];
             decisions: components["schemas"]["RunDecision"][];
+            /** @description what the run engine ignored in the phase, e.g. a `capabilities.tools` entry that names no tool (docs/tools-and-approvals.md) */
+            warnings?: string[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -1834,7 +1973,7 @@ export interface components {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             agentId: string;
             /** @enum {string} */
-            status: "pending" | "running" | "awaiting_decision" | "succeeded" | "failed" | "canceled";
+            status: "pending" | "running" | "awaiting_decision" | "awaiting_tool_approval" | "awaiting_input" | "succeeded" | "failed" | "canceled";
             attempts: number;
             output: {
                 /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1861,6 +2000,10 @@ export interface components {
                 pointer: string;
                 detail: string;
             }[];
+        };
+        /** QuestionAnswer */
+        QuestionAnswer: {
+            text: string;
         };
         /**
          * RichText
@@ -2140,7 +2283,7 @@ export interface components {
             /** @description the position of the event in its stream (decimal, from 1, no gaps) */
             id: string;
             /** @enum {string} */
-            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated";
+            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
@@ -2232,6 +2375,16 @@ export interface components {
                 url: string;
                 token: string;
             };
+            /** @description the tools the agent may call (custom_webhook and custom_token_only agents with `capabilities.tools`) */
+            tools?: {
+                name: string;
+                description: string;
+                inputSchema: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description POST {toolsUrl}/{name} `{ input }` calls one (task token or agent key) */
+            toolsUrl?: string;
         };
         /** TaskResult */
         TaskResult: {
@@ -2242,6 +2395,30 @@ export interface components {
             error?: {
                 detail: string;
             };
+        };
+        /** TaskToolCall */
+        TaskToolCall: {
+            /** @description the tool's input: a JSON object of at most 64 KiB */
+            input: unknown;
+        };
+        /** TaskToolCallDone */
+        TaskToolCallDone: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            callId: string;
+            /** @enum {string} */
+            status: "succeeded" | "failed";
+            output: string | null;
+            error: string | null;
+        };
+        /** TaskToolCallWaiting */
+        TaskToolCallWaiting: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            callId: string;
+            /**
+             * @description `awaiting_approval`, or `running` for a question an operator has yet to answer
+             * @enum {string}
+             */
+            status: "awaiting_approval" | "running";
         };
         /**
          * TemplateAgent
@@ -2270,6 +2447,91 @@ export interface components {
              * @description an absolute http or https URL
              */
             endpointUrl?: string;
+        };
+        /** ToolCall */
+        ToolCall: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            runId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseRunId: string;
+            attempt: number;
+            /** @description `tandem.<tool>` or `<server>.<tool>`; for a tool the model named that was never offered, the name it used */
+            name: string;
+            /** @description the input the model gave (a JSON object) */
+            input: unknown;
+            /** @description what the tool returned, cut at 4000 characters here (the model receives up to 64 KiB) */
+            output: string | null;
+            /** @description why the call failed, or who denied it and why */
+            error: string | null;
+            /** @enum {string} */
+            status: "running" | "awaiting_approval" | "succeeded" | "failed" | "denied";
+            /** @description set on calls whose MCP server's `approval` globs say "always" */
+            approval: {
+                /** @enum {boolean} */
+                required: true;
+                /** @enum {string|null} */
+                decision: "approve" | "deny" | null;
+                note: string | null;
+                principalId: string | null;
+                handle: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                at: string | null;
+            } | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            finishedAt: string | null;
+        };
+        /** ToolCallCreatedEvent */
+        ToolCallCreatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "tool_call.created";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["ToolCall"];
+        };
+        /** ToolCallDecision */
+        ToolCallDecision: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            note?: string;
+        };
+        /** ToolCallPage */
+        ToolCallPage: {
+            data: components["schemas"]["ToolCall"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** ToolCallUpdatedEvent */
+        ToolCallUpdatedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "tool_call.updated";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["ToolCall"];
         };
         /** TriggerResult */
         TriggerResult: {
@@ -2357,7 +2619,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url?: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated")[];
+            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
             enabled?: boolean;
             description?: string | null;
         };
@@ -8776,6 +9038,360 @@ export interface operations {
             };
         };
     };
+    listToolCalls: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallPage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideToolCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolCallDecision"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCall"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerQuestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                phaseRunId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuestionAnswer"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCall"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getInbox: {
         parameters: {
             query?: {
@@ -10609,6 +11225,250 @@ export interface operations {
             };
         };
     };
+    callTaskTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                taskId: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskToolCall"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskToolCallDone"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskToolCallWaiting"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTaskToolCall: {
+        parameters: {
+            query?: {
+                waitSeconds?: number;
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                taskId: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCall"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     callInboundHook: {
         parameters: {
             query?: never;
@@ -10857,6 +11717,50 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["DecisionEscalatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    toolCallCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ToolCallCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    toolCallUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ToolCallUpdatedEvent"];
             };
         };
         responses: {
