@@ -4,10 +4,7 @@
 // messages as fast as they are answered. Lateness of a run = its createdAt − its tick (the even second at or
 // before it). SQLite in a temporary file; PostgreSQL too with BENCH_POSTGRES_URL (a fresh database is made).
 import { randomBytes, randomUUID } from 'node:crypto'
-import { rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
+import { onEachDatabase, percentile } from './each-database.js'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -21,10 +18,6 @@ async function json(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH', url:
   const res = await app.inject({ method, url, ...(body === undefined ? {} : { payload: body }) })
   if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
   return res.json()
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
 }
 
 async function measure(label: string, databaseUrl: string): Promise<void> {
@@ -70,23 +63,4 @@ async function measure(label: string, databaseUrl: string): Promise<void> {
   await app.close()
 }
 
-const file = join(tmpdir(), `tandem-bench-schedules-${process.pid}.db`)
-try {
-  await measure('SQLite', `sqlite:${file}`)
-} finally {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
-}
-if (process.env.BENCH_POSTGRES_URL) {
-  const name = `bench_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: process.env.BENCH_POSTGRES_URL })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  const url = new URL(process.env.BENCH_POSTGRES_URL)
-  url.pathname = `/${name}`
-  try {
-    await measure('PostgreSQL', url.toString())
-  } finally {
-    await admin.query(`drop database ${name} with (force)`)
-    await admin.end()
-  }
-}
+await onEachDatabase('schedules', measure)

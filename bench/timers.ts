@@ -4,10 +4,7 @@
 // chat messages as fast as they are answered. Lateness of a reminder = its `decision.reminder` event's createdAt −
 // the item's `remindAt`. SQLite in a temporary file; PostgreSQL too with BENCH_POSTGRES_URL (a fresh database).
 import { randomBytes, randomUUID } from 'node:crypto'
-import { rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
+import { onEachDatabase, percentile } from './each-database.js'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -24,7 +21,6 @@ async function json(app: FastifyInstance, method: 'GET' | 'POST', url: string, b
   return res.json()
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
 
 async function reminders(app: FastifyInstance, streamId: string): Promise<Array<{ createdAt: string; data: { remindAt: string } }>> {
   const out = []
@@ -74,23 +70,4 @@ async function measure(label: string, databaseUrl: string): Promise<void> {
   await app.close()
 }
 
-const file = join(tmpdir(), `tandem-bench-timers-${process.pid}.db`)
-try {
-  await measure('SQLite', `sqlite:${file}`)
-} finally {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
-}
-if (process.env.BENCH_POSTGRES_URL) {
-  const name = `bench_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: process.env.BENCH_POSTGRES_URL })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  const url = new URL(process.env.BENCH_POSTGRES_URL)
-  url.pathname = `/${name}`
-  try {
-    await measure('PostgreSQL', url.toString())
-  } finally {
-    await admin.query(`drop database ${name} with (force)`)
-    await admin.end()
-  }
-}
+await onEachDatabase('timers', measure)

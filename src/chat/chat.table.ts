@@ -12,6 +12,12 @@ export interface MessageTable {
   revision: number
   created_at: string
   edited_at: string | null
+  /** 0053: streaming while an agent's answer arrives, failed when its attempt failed for good. */
+  status: Generated<'streaming' | 'complete' | 'failed'>
+  /** 0053: the run task whose answer the message holds (one message per task). */
+  task_id: Generated<string | null>
+  /** 0053: the claim (token hash) whose /deltas wrote the text; another claim's first delta resets it. */
+  stream_key: Generated<string | null>
 }
 
 export interface MessageRevisionTable {

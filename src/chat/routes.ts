@@ -127,7 +127,8 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'editMessage', summary: 'Edit a message',
         description:
           'Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. ' +
-          'Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403).',
+          'Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403). ' +
+          'A message an agent is still streaming (`status: "streaming"`) cannot be edited (409 `message-streaming`).',
         params: MessageIdParams,
         headers: IfMatchHeaders,
         body: MessageBody,
@@ -152,6 +153,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if ('message' in outcome) return reply.header('etag', etagOf(outcome.message)).send(outcome.message)
       if (outcome.refused === 'not-found') throw notFound('Message')
       if (outcome.refused === 'forbidden') throw new AppError('forbidden', 'Only the author of a message or a workspace admin may edit it.')
+      if (outcome.refused === 'streaming') throw new AppError('message-streaming', 'The message is still being written by its agent (status "streaming"); edit it once it is complete.')
       const at = outcome.current as Message
       throw new AppError('precondition-failed', `The message is at revision ${at.revision} (ETag ${etagOf(at)}); read it again and retry.`)
     },

@@ -40,6 +40,9 @@ export const Content = Type.Object(
 export type Content = Static<typeof Content>
 export type TextRun = Static<typeof TextRun>
 
+export const MESSAGE_STATUSES = ['streaming', 'complete', 'failed'] as const
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
+
 export const MessageBody = Type.Object({ content: Content }, { additionalProperties: false, title: 'MessageBody' })
 export type MessageBody = Static<typeof MessageBody>
 
@@ -53,6 +56,9 @@ export const Message = Type.Object({
   revision: Type.Integer({ minimum: 1 }),
   createdAt: Timestamp,
   editedAt: Nullable(Timestamp),
+  status: StringEnum(MESSAGE_STATUSES, {
+    description: 'streaming: an agent is writing it (message.delta events follow; it cannot be edited); complete: every other message; failed: the attempt writing it failed, the text is what had arrived',
+  }),
 }, { title: 'Message' })
 export type Message = Static<typeof Message>
 

@@ -13,7 +13,7 @@ import { queueMessageTriggers, type MessageOrigin } from '../triggers/message-tr
 
 
 
-type MessageRow = Selectable<MessageTable>
+export type MessageRow = Selectable<MessageTable>
 
 const insertRow = prepared(
   8,
@@ -34,7 +34,7 @@ const insertRow = prepared(
 const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('messages').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
-function toMessage(row: MessageRow): Message {
+export function toMessage(row: MessageRow): Message {
   return {
     id: row.id,
     streamId: row.stream_id,
@@ -45,6 +45,7 @@ function toMessage(row: MessageRow): Message {
     revision: Number(row.revision),
     createdAt: row.created_at,
     editedAt: row.edited_at,
+    status: row.status ?? 'complete',
   }
 }
 
@@ -59,6 +60,7 @@ const editAny = prepared(
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
     .where((eb) => eb.or([eb('author_id', '=', principalId), eb(isAdmin, '=', 1)]))
+    .where('status', '<>', 'streaming')
     .returningAll(),
 )
 export async function insertMessage(
@@ -76,6 +78,9 @@ export async function insertMessage(
     revision: 1,
     created_at: now(),
     edited_at: null,
+    status: 'complete',
+    task_id: null,
+    stream_key: null,
   }
   await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
   const message = toMessage(row)
@@ -103,7 +108,7 @@ export async function listLatestMessages(db: Kysely<Database>, workspaceId: stri
   return rows.reverse().map(toMessage)
 }
 
-export type EditOutcome = { message: Message } | { refused: 'not-found' | 'forbidden' | 'stale'; current?: Message }
+export type EditOutcome = { message: Message } | { refused: 'not-found' | 'forbidden' | 'stale' | 'streaming'; current?: Message }
 
 /**
  * Replaces a message's content in one statement, if the caller may edit it and — when `revisions` is given —
@@ -128,6 +133,7 @@ export async function editMessage(
       .where('workspace_id', '=', edit.workspaceId)
       .where((eb) => eb.or([eb('author_id', '=', edit.principalId), eb(eb.val(admin), '=', 1)]))
       .where('revision', 'in', revisions)
+      .where('status', '<>', 'streaming')
       .returningAll()
       .executeTakeFirst()
   }
@@ -139,6 +145,7 @@ export async function editMessage(
   const current = await findMessage(db, edit.workspaceId, edit.id)
   if (!current) return { refused: 'not-found' }
   if (current.authorId !== edit.principalId && !edit.isAdmin) return { refused: 'forbidden' }
+  if (current.status === 'streaming') return { refused: 'streaming', current }
   return { refused: 'stale', current }
 }
 

@@ -18,6 +18,7 @@ import * as agentVersion from './migrations/0038_agent_version.js'
 import * as assets from './migrations/0050_assets.js'
 import * as agentTemplates from './migrations/0051_agent_templates.js'
 import * as mcpServers from './migrations/0052_mcp_servers.js'
+import * as messageStreaming from './migrations/0053_message_streaming.js'
 import * as toolCalls from './migrations/0057_tool_calls.js'
 import * as operators from './migrations/0060_operators.js'
 import * as decisionPolicies from './migrations/0061_decision_policies.js'
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0050_assets': assets,
   '0051_agent_templates': agentTemplates,
   '0052_mcp_servers': mcpServers,
+  '0053_message_streaming': messageStreaming,
   '0057_tool_calls': toolCalls,
   '0060_operators': operators,
   '0061_decision_policies': decisionPolicies,

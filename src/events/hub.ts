@@ -9,12 +9,15 @@ import { streamHead, type StreamEvent } from './store.js'
 import { readEventSlice } from './budget.js'
 import { onLocalWake } from './wakeups.js'
 import { listenForEvents, type EventListener } from './pg-listener.js'
+import { DeltaCoalescer, onLocalDelta, type LiveDelta } from './deltas.js'
 
 export interface FeedReader {
   /** New events of the stream, in order (possibly ones the reader already has). */
   receive(events: StreamEvent[]): void
   /** The hub is closing: end the connection. */
   close(): void
+  /** A live message.delta frame (no id: not in the log). Readers that leave it out get no deltas. */
+  receiveDelta?(frame: string): void
 }
 
 const READ_BATCH = 500
@@ -24,6 +27,10 @@ class StreamFeed {
   private lastRead = -1
   private draining = false
   private again = false
+  /** Live deltas of the stream's streaming messages, coalesced once for all readers. */
+  readonly deltas = new DeltaCoalescer((frame) => {
+    for (const reader of this.readers) reader.receiveDelta?.(frame)
+  })
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -65,6 +72,7 @@ class StreamFeed {
 export class EventHub {
   private readonly feeds = new Map<string, StreamFeed>()
   private stopLocal: (() => void) | undefined
+  private stopLocalDeltas: (() => void) | undefined
   private listener: EventListener | undefined
   private closed = false
 
@@ -78,6 +86,7 @@ export class EventHub {
     if (postgresUrl) {
       this.listener = await listenForEvents(postgresUrl, {
         wake: (streamId) => this.feeds.get(streamId)?.wake(),
+        delta: (delta) => this.delta(delta),
         // Notifications sent while the connection was down are lost: every feed reads from the table.
         reconnected: () => {
           for (const feed of this.feeds.values()) feed.wake()
@@ -86,7 +95,13 @@ export class EventHub {
       })
     } else {
       this.stopLocal = onLocalWake((streamId) => this.feeds.get(streamId)?.wake())
+      this.stopLocalDeltas = onLocalDelta((delta) => this.delta(delta))
     }
+  }
+
+  /** A live delta: to the readers of its stream on this instance (none: dropped). */
+  private delta(delta: LiveDelta): void {
+    this.feeds.get(delta.streamId)?.deltas.push(delta)
   }
 
   /** Adds a reader to its stream's feed; the returned function removes it. */
@@ -101,7 +116,10 @@ export class EventHub {
     feed.readers.add(reader)
     return () => {
       feed.readers.delete(reader)
-      if (feed.readers.size === 0 && this.feeds.get(streamId) === feed) this.feeds.delete(streamId)
+      if (feed.readers.size === 0 && this.feeds.get(streamId) === feed) {
+        feed.deltas.close()
+        this.feeds.delete(streamId)
+      }
     }
   }
 
@@ -120,9 +138,13 @@ export class EventHub {
   /** Ends every open reader and stops listening, so that shutdown is not held up by open streams. */
   async close(): Promise<void> {
     this.closed = true
-    for (const feed of this.feeds.values()) for (const reader of [...feed.readers]) reader.close()
+    for (const feed of this.feeds.values()) {
+      feed.deltas.close()
+      for (const reader of [...feed.readers]) reader.close()
+    }
     this.feeds.clear()
     this.stopLocal?.()
+    this.stopLocalDeltas?.()
     await this.listener?.close()
   }
 }

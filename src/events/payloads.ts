@@ -14,6 +14,8 @@ import { EVENT_ID_PATTERN, type EventType } from './schemas.js'
 export const EVENT_PAYLOADS = {
   'message.created': Message,
   'message.edited': Message,
+  // The end of a streamed message (docs/streaming-and-usage.md): status complete, or failed.
+  'message.completed': Message,
   'cycle.saved': SavedCycle,
   'run.created': RunSummary,
   'run.updated': RunSummary,

@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import pg from 'pg'
 import { EVENTS_CHANNEL } from './wakeups.js'
+import { DELTAS_CHANNEL, parseDelta, type LiveDelta } from './deltas.js'
 
 export interface EventListener {
   close(): Promise<void>
@@ -14,7 +15,7 @@ const MAX_BACKOFF_MS = 5000
 
 export async function listenForEvents(
   url: string,
-  handlers: { wake(streamId: string): void; reconnected(): void; log: FastifyBaseLogger },
+  handlers: { wake(streamId: string): void; delta?(delta: LiveDelta): void; reconnected(): void; log: FastifyBaseLogger },
 ): Promise<EventListener> {
   let client: pg.Client | undefined
   let pid: number | undefined
@@ -26,6 +27,11 @@ export async function listenForEvents(
     const next = new pg.Client({ connectionString: url, application_name: 'tandem-events' })
     next.on('notification', (message) => {
       const payload = message.payload ?? ''
+      if (message.channel === DELTAS_CHANNEL) {
+        const delta = parseDelta(payload)
+        if (delta) handlers.delta?.(delta)
+        return
+      }
       const colon = payload.lastIndexOf(':')
       if (message.channel === EVENTS_CHANNEL && colon > 0) handlers.wake(payload.slice(0, colon))
     })
@@ -37,6 +43,7 @@ export async function listenForEvents(
     try {
       await next.connect()
       await next.query(`LISTEN ${EVENTS_CHANNEL}`)
+      if (handlers.delta) await next.query(`LISTEN ${DELTAS_CHANNEL}`)
       const result = await next.query<{ pid: number }>('select pg_backend_pid() as pid')
       pid = result.rows[0]?.pid
     } catch (error) {

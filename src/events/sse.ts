@@ -87,6 +87,11 @@ export class SseConnection implements FeedReader {
     if (!this.ended && newest > this.lastSent) this.replay()
   }
 
+  /** A live delta: written at once, replaying or not (deltas are not ordered with the log's events). */
+  receiveDelta(frame: string): void {
+    this.write(frame)
+  }
+
   /** Reads from the table until caught up, then goes live. */
   private replay(): void {
     this.replaying = true

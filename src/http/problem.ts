@@ -27,6 +27,8 @@ const KINDS = {
   'too-many-runs': { status: 409, title: 'The trigger would start too many runs' },
   'too-many-attempts': { status: 422, title: 'The phase has had as many attempts as it may' },
   'task-closed': { status: 409, title: 'The task no longer takes an answer' },
+  'message-streaming': { status: 409, title: 'The message is still being streamed by its agent' },
+  'streaming-off': { status: 409, title: 'The agent does not stream (capabilities.streaming is not true)' },
   'precondition-failed': { status: 412, title: 'The resource has changed' },
   'payload-too-large': { status: 413, title: 'The body is too large' },
   'request-timeout': { status: 408, title: 'The request took too long to arrive' },

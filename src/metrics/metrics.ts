@@ -8,6 +8,8 @@ export interface Metrics {
   runs: client.Counter<'status'>
   tasks: client.Counter<'provider' | 'outcome'>
   taskDelivery: client.Histogram<'provider'>
+  /** Tokens vendors reported for agents' answers (src/metrics/tokens.ts). */
+  agentTokens: client.Counter<'provider' | 'direction'>
   tasksWaiting: client.Gauge
   sseClients: client.Gauge
   webhookDeliveries: client.Counter<'outcome'>
@@ -67,6 +69,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
       help: 'Time one delivery of a task to its agent took, by provider type',
       labelNames: ['provider'],
       buckets: DELIVERY_BUCKETS,
+      registers,
+    }),
+    agentTokens: new client.Counter({
+      name: 'tandem_agent_tokens_total',
+      help: 'Tokens agents used, as their vendors (or custom agents) reported them, by provider type and direction (input, output); counted by the instance that received the answer',
+      labelNames: ['provider', 'direction'],
       registers,
     }),
     tasksWaiting: new client.Gauge({

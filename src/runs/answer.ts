@@ -5,10 +5,10 @@ import { fieldErrors, type FieldError } from '../http/problem.js'
 import { validatorCompiler } from '../http/validation.js'
 import { MAX_TEXT_LENGTH } from '../chat/schemas.js'
 import { textLength } from '../chat/richtext.js'
-import type { AgentOutput } from './adapters/adapter.js'
+import type { AgentOutput, Usage } from './adapters/adapter.js'
 import { TaskResultBody } from './schemas.js'
 
-export type Answer = { kind: 'output'; output: AgentOutput } | { kind: 'error'; detail: string } | { kind: 'invalid'; errors: FieldError[] }
+export type Answer = { kind: 'output'; output: AgentOutput; usage: Usage | null } | { kind: 'error'; detail: string } | { kind: 'invalid'; errors: FieldError[] }
 
 const validate = validatorCompiler({ schema: TaskResultBody, httpPart: 'body', method: 'POST', url: '/api/tasks/:taskId/result' }) as ((value: unknown) => boolean) & {
   errors?: ErrorObject[] | null
@@ -32,5 +32,5 @@ export function readAnswer(body: unknown): Answer {
   if (errors.length > 0) return { kind: 'invalid', errors }
   if (answer.error) return { kind: 'error', detail: answer.error.detail }
   const { text, content } = answer.output!
-  return { kind: 'output', output: content ? { content } : { text: text as string } }
+  return { kind: 'output', output: content ? { content } : { text: text as string }, usage: answer.usage ?? null }
 }

@@ -13,13 +13,16 @@ import { findAgent } from '../agents/store.js'
 import { enqueueJob, removeJob } from '../jobs/index.js'
 import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
-import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject } from './adapters/adapter.js'
+import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject, Usage } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { phaseAnswered, phaseFailed, runProblem, taskToken } from './machine.js'
 import { DELIVER_TASK_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { closeTask, findRun, findTask, leaseTask, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { withLockedRun } from './locked.js'
+import { failStreamingMessage } from '../chat/streaming.js'
+import { StreamSink } from '../chat/sink.js'
+import { countTokens } from '../metrics/tokens.js'
 import { readAgentSecret } from './secrets.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
@@ -30,7 +33,7 @@ import { prepareClientTools } from './tool-calls-client.js'
 
 const LEASE_MARGIN_MS = 5000
 
-type Settlement = { output: AgentOutput } | { problem: RunProblem }
+type Settlement = { output: AgentOutput; usage?: Usage | null } | { problem: RunProblem }
 
 /**
  * Closes an open task and moves its phase on, in one transaction: the run is locked first, so a cancel or a
@@ -43,10 +46,14 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
     const settled = await withLockedRun(trx, settings, task.run_id, null, async (t, run) => {
       if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed' as const
       await removeJob(trx, timeoutKey(task.id))
-      if ('output' in settlement) await phaseAnswered(t, run, task.phase_run_id, settlement.output)
-      else await phaseFailed(t, run, task.phase_run_id, settlement.problem)
+      if ('output' in settlement) {
+        if (settlement.usage) await trx.updateTable('run_tasks').set({ usage: JSON.stringify(settlement.usage) }).where('id', '=', task.id).execute()
+        await phaseAnswered(t, run, task.phase_run_id, settlement.output, { taskId: task.id, usage: settlement.usage ?? null })
+      } else await phaseFailed(t, run, task.phase_run_id, settlement.problem)
       return 'settled' as const
     })
+    // A failed attempt, or an answer to a closed task: a message it was streaming ends `failed` with its text.
+    if (settled !== 'settled' || !('output' in settlement)) await failStreamingMessage(trx, task.id, task.traceparent)
     return settled ?? 'closed'
   })
 }
@@ -54,7 +61,7 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
 const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
 
 /** One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more. */
-async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null } | null> {
+async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string } | null> {
   const { db } = app.database
   const run = await findRun(db, task.workspace_id, task.run_id)
   if (!run) return null
@@ -82,6 +89,11 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
   const traceparent = childOfStored(task.traceparent)
   const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }
+  // A streaming agent's deltas go into its message as they arrive (docs/streaming-and-usage.md).
+  const sink = agent.capabilities.streaming && !job.poll
+    ? new StreamSink(db, { workspaceId: task.workspace_id, streamId: run.streamId, authorId: agent.id, taskId: task.id, traceparent: task.traceparent }, app.log)
+    : null
+  if (sink) context.onDelta = sink.onDelta
   const started = performance.now()
   try {
     // An agent with tools (claude, mistral): the adapter runs Tandem's tool loop (docs/tools-and-approvals.md).
@@ -97,7 +109,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
     if (shutdown.aborted) throw new Error('shutting down')
     app.metrics.tasks.inc({ provider: agent.providerType, outcome: outcome.kind })
     app.metrics.taskDelivery.observe({ provider: agent.providerType }, (performance.now() - started) / 1000)
-    return { outcome, secret }
+    return { outcome, secret, providerType: agent.providerType }
   } catch (error) {
     if (shutdown.aborted) throw error // not the agent's fault: the job runs again after the restart
     if ((error as Error).name === 'EgressDeniedError') return { outcome: { kind: 'failed', code: 'egress-denied', detail: (error as Error).message }, secret }
@@ -105,6 +117,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
     return { outcome: { kind: 'retry', detail: `the adapter failed: ${(error as Error).message}` }, secret }
   } finally {
     limit.clear()
+    await sink?.finish()
   }
 }
 
@@ -137,7 +150,8 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
   }
   switch (outcome.kind) {
     case 'answered':
-      await settleTask(db, settings, task.id, { output: outcome.output })
+      if (outcome.usage && result.providerType) countTokens(app, result.providerType, outcome.usage)
+      await settleTask(db, settings, task.id, { output: outcome.output, usage: outcome.usage ?? null })
       return done()
     case 'failed':
       await settleTask(db, settings, task.id, { problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })

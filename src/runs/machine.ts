@@ -13,12 +13,13 @@ import { NIL_UUID } from '../http/schemas.js'
 import { toProblem, type ProblemKind } from '../http/problem.js'
 import { childOfStored } from '../http/trace.js'
 import { insertMessage } from '../chat/store.js'
+import { completeStreamingMessage, failStreamingMessage, findTaskMessage } from '../chat/streaming.js'
 import { renderText } from '../chat/richtext.js'
 import type { Content } from '../chat/schemas.js'
 import { findAgent } from '../agents/store.js'
 import { enqueueJob, removeJob } from '../jobs/index.js'
 import type { SavedCycle } from '../cycles/schemas.js'
-import type { AgentOutput, ProblemCode } from './adapters/adapter.js'
+import type { AgentOutput, ProblemCode, Usage } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { authModeProblem } from './adapters/auth-mode.js'
 import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
@@ -129,8 +130,12 @@ export async function createRun(
       approvals: { have: 0, need: policy.quorum },
       deadlines: null,
       escalated: false,
+      usage: null,
+      costUsd: null,
     }
     }),
+    usage: null,
+    costUsd: null,
   }
   // The first phase begins in the same transaction (no start job), and run.created shows the run begun.
   await insertRun(t.db, t.workspaceId, run, t.traceparent)
@@ -207,7 +212,10 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
 
 /** Closes the run's open tasks (a cancel, a failure) and removes their time-out jobs. */
 async function closeTasks(t: Transition, runId: string, at: string): Promise<void> {
-  for (const taskId of await closeOpenTasks(t.db, runId, 'canceled', at)) await removeJob(t.db, timeoutKey(taskId))
+  for (const taskId of await closeOpenTasks(t.db, runId, 'canceled', at)) {
+    await removeJob(t.db, timeoutKey(taskId))
+    await failStreamingMessage(t.db, taskId, t.traceparent)
+  }
 }
 
 /** A phase fails, and with it the run (its error is the phase's problem). Does not persist. */
@@ -225,14 +233,47 @@ async function succeedPhase(t: Transition, run: Run, phase: PhaseRun): Promise<v
   await beginPhase(t, run, phase.index + 1, null)
 }
 
-/** The agent's output arrived for the phase's open task (already closed by the caller). */
-export async function phaseAnswered(t: Transition, run: Run, phaseRunId: string, output: AgentOutput): Promise<void> {
+const addUsage = (a: Usage | null | undefined, b: Usage): Usage => ({ inputTokens: (a?.inputTokens ?? 0) + b.inputTokens, outputTokens: (a?.outputTokens ?? 0) + b.outputTokens })
+const roundUsd = (usd: number) => Math.round(usd * 1e9) / 1e9
+
+/** What an attempt's tokens cost under the agent's `config.pricing` ({ inputPerMTok, outputPerMTok } in USD), or null without. */
+export function costOf(usage: Usage, config: Record<string, unknown> | undefined): number | null {
+  const pricing = config?.pricing as { inputPerMTok?: unknown; outputPerMTok?: unknown } | undefined
+  const rate = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null)
+  const input = rate(pricing?.inputPerMTok)
+  const output = rate(pricing?.outputPerMTok)
+  if (input === null && output === null) return null
+  return roundUsd((usage.inputTokens * (input ?? 0) + usage.outputTokens * (output ?? 0)) / 1e6)
+}
+
+/** An attempt's usage added to its phase and run (and its cost, when the agent has pricing). */
+async function recordUsage(t: Transition, run: Run, phase: PhaseRun, usage: Usage): Promise<void> {
+  const agent = await findAgent(t.db, t.workspaceId, phase.agentId)
+  const cost = costOf(usage, agent?.config as Record<string, unknown> | undefined)
+  phase.usage = addUsage(phase.usage, usage)
+  run.usage = addUsage(run.usage, usage)
+  if (cost !== null) {
+    phase.costUsd = roundUsd((phase.costUsd ?? 0) + cost)
+    run.costUsd = roundUsd((run.costUsd ?? 0) + cost)
+  }
+}
+
+/**
+ * The agent's output arrived for the phase's open task (already closed by the caller). `taskId`: the task it
+ * answers — when the answer was streamed into a message, that message is completed instead of posting another;
+ * `usage`: the tokens the attempt used, when reported.
+ */
+export async function phaseAnswered(t: Transition, run: Run, phaseRunId: string, output: AgentOutput, answer: { taskId?: string; usage?: Usage | null } = {}): Promise<void> {
   const phase = run.phases.find((p) => p.id === phaseRunId)
   if (!phase || phase.status !== 'running' || isFinished(run)) return
   const before = snapshotOf(run)
   const content = 'content' in output ? output.content : contentOf(output.text)
-  const message = await postMessage(t, run, phase.agentId, 'agent', content)
+  const streamed = answer.taskId ? await findTaskMessage(t.db, answer.taskId) : undefined
+  const message = streamed
+    ? await completeStreamingMessage(t.db, { messageId: streamed.id, workspaceId: t.workspaceId, content, traceparent: t.traceparent, origin: { runId: run.id, cycleId: run.cycleId, depth: run.depth } })
+    : await postMessage(t, run, phase.agentId, 'agent', content)
   phase.output = { messageId: message.id, text: message.text }
+  if (answer.usage) await recordUsage(t, run, phase, answer.usage)
   if (phase.autoAdvance) await succeedPhase(t, run, phase)
   else {
     phase.status = 'awaiting_decision'

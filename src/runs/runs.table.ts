@@ -37,4 +37,6 @@ export interface RunTaskTable {
   closed_at: string | null
   /** The task's own span in its run's trace (a child of the run's traceparent); null when the run has none. */
   traceparent: string | null
+  /** 0053: `{ inputTokens, outputTokens }` as JSON when the vendor reported them for this attempt. */
+  usage: Generated<string | null>
 }

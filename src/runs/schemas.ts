@@ -18,6 +18,16 @@ export const MAX_DETAIL_LENGTH = 4000
 
 const JsonObject = Type.Object({}, { additionalProperties: true, description: 'any JSON object' })
 
+export const Usage = Type.Object(
+  { inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) },
+  { title: 'Usage', description: 'tokens the vendor reported (summed over tool steps, attempts, phases); null when none reported' },
+)
+export type Usage = Static<typeof Usage>
+const UsageFields = {
+  usage: Type.Optional(Nullable(Usage)),
+  costUsd: Type.Optional(Nullable(Type.Number({ minimum: 0, description: 'USD from the agent\'s config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing' }))),
+}
+
 export const RunProblem = Type.Object(
   { type: Type.String(), title: Type.String(), status: Type.Integer(), detail: Type.String() },
   { title: 'RunProblem', description: 'why a phase or run failed (RFC 9457 problem details)' },
@@ -72,6 +82,7 @@ export const PhaseRun = Type.Object(
     warnings: Type.Optional(Type.Array(Type.String(), { description: 'what the run engine ignored in the phase, e.g. a `capabilities.tools` entry that names no tool (docs/tools-and-approvals.md)' })),
     startedAt: Nullable(Timestamp),
     finishedAt: Nullable(Timestamp),
+    ...UsageFields,
     // Decision policies (docs/operators.md); absent on runs from before them.
     policy: Type.Optional(PhasePolicy),
     approvals: Type.Optional(Approvals),
@@ -106,6 +117,7 @@ export const Run = Type.Object(
     finishedAt: Nullable(Timestamp),
     error: Nullable(RunProblem),
     phases: Type.Array(PhaseRun),
+    ...UsageFields,
   },
   { title: 'Run' },
 )
@@ -145,6 +157,17 @@ export const DecisionBody = Type.Object(
 )
 export type DecisionBody = Static<typeof DecisionBody>
 
+export const TaskDeltaBody = Type.Object(
+  { text: Type.String({ minLength: 1, maxLength: MAX_OUTPUT_TEXT_LENGTH, description: 'the next piece of the answer' }) },
+  { additionalProperties: false, title: 'TaskDelta' },
+)
+export type TaskDeltaBody = Static<typeof TaskDeltaBody>
+
+export const TaskDeltaAccepted = Type.Object(
+  { accepted: Type.Literal(true), messageId: Uuid, offset: Type.Integer({ minimum: 0, description: 'characters of the message before this delta' }) },
+  { title: 'TaskDeltaAccepted' },
+)
+
 export const TaskIdParams = Type.Object({ taskId: Uuid }, { additionalProperties: false })
 
 // `{ output: { text } }`, `{ output: { content } }` or `{ error: { detail } }`: exactly one of each pair is checked
@@ -158,6 +181,12 @@ export const TaskResultBody = Type.Object(
       ),
     ),
     error: Type.Optional(Type.Object({ detail: Type.String({ minLength: 1, maxLength: MAX_DETAIL_LENGTH }) }, { additionalProperties: false })),
+    usage: Type.Optional(
+      Type.Object(
+        { inputTokens: Type.Integer({ minimum: 0, maximum: 1e12 }), outputTokens: Type.Integer({ minimum: 0, maximum: 1e12 }) },
+        { additionalProperties: false, description: 'the tokens this answer used, as the agent counts them (optional; summed into the phase and run)' },
+      ),
+    ),
   },
   { additionalProperties: false, title: 'TaskResult' },
 )

@@ -10,7 +10,11 @@ import { answerProblems } from './answer.js'
 import { settleTask } from './delivery.js'
 import { hashToken, runProblem } from './machine.js'
 import { findTask, type TaskRow } from './store.js'
-import { TaskAccepted, TaskIdParams, TaskResultBody } from './schemas.js'
+import { TaskAccepted, TaskDeltaAccepted, TaskDeltaBody, TaskIdParams, TaskResultBody } from './schemas.js'
+import { findAgent } from '../agents/store.js'
+import { appendTaskDelta } from '../chat/streaming.js'
+import { publishDelta } from '../events/deltas.js'
+import { countTokens } from '../metrics/tokens.js'
 import { taskToolRoutes } from './tool-calls-task-routes.js'
 
 declare module 'fastify' {
@@ -71,13 +75,50 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const errors = answerProblems(request.body)
       if (errors.length > 0) throw new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors)
       if (task.state !== 'open') throw new AppError('task-closed', `The task is ${task.state}; it no longer takes an answer.`)
-      const { output, error } = request.body
+      const { output, error, usage } = request.body
       const settlement = output
-        ? { output: output.content ? { content: output.content } : { text: output.text as string } }
+        ? { output: output.content ? { content: output.content } : { text: output.text as string }, usage: usage ?? null }
         : { problem: runProblem('agent-failed', `The agent reported: ${error!.detail}`) }
       const outcome = await settleTask(db, app.config.runs, task.id, settlement)
       if (outcome === 'closed') throw new AppError('task-closed', 'The task was closed (answered, canceled or superseded) before this answer; it no longer takes one.')
+      if (output && usage) {
+        const agent = await findAgent(db, task.workspace_id, task.agent_id)
+        if (agent) countTokens(app, agent.providerType, usage)
+      }
       return { accepted: true as const }
+    },
+  )
+
+  app.post(
+    '/tasks/:taskId/deltas',
+    {
+      onRequest: async (request) => authenticate(request),
+      schema: {
+        operationId: 'submitTaskDelta',
+        tags: ['tasks'],
+        summary: 'Stream a piece of the answer before the result',
+        description:
+          'Body: `{ "text": "<delta>" }`, for an agent with `capabilities.streaming: true` (else 409 `streaming-off`). The first delta creates the ' +
+          'agent\'s message (`status: "streaming"`); each one goes live to the stream\'s SSE clients as `message.delta`. The answer is still ' +
+          'POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed.',
+        params: TaskIdParams,
+        body: TaskDeltaBody,
+        response: { 200: TaskDeltaAccepted, ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const task = request.task as TaskRow
+      if (task.state !== 'open') throw new AppError('task-closed', `The task is ${task.state}; it no longer takes deltas.`)
+      const agent = await findAgent(db, task.workspace_id, task.agent_id)
+      if (!agent?.capabilities.streaming) throw new AppError('streaming-off', 'The task\'s agent does not stream (capabilities.streaming is not true): POST the whole answer to /result.')
+      const run = await db.selectFrom('runs').select(['stream_id']).where('id', '=', task.run_id).executeTakeFirstOrThrow()
+      const appended = await appendTaskDelta(db, {
+        workspaceId: task.workspace_id, streamId: run.stream_id, authorId: task.agent_id, taskId: task.id, delta: request.body.text,
+        traceparent: task.traceparent, postgres: app.database.dialect === 'postgres',
+      })
+      if (!appended) throw new AppError('task-closed', 'The task was closed before this delta; it no longer takes one.')
+      await publishDelta(db, { streamId: run.stream_id, messageId: appended.message.id, offset: appended.offset, text: request.body.text, ...(appended.reset ? { reset: true as const } : {}) })
+      return { accepted: true as const, messageId: appended.message.id, offset: appended.offset }
     },
   )
 

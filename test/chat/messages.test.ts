@@ -48,6 +48,7 @@ for (const dialect of dialects()) {
         revision: 1,
         createdAt: undefined,
         editedAt: null,
+        status: 'complete',
       })
       const fetched = await read(message.id.toUpperCase())
       assert.equal(fetched.headers.etag, '"1"')

@@ -43,7 +43,9 @@ for (const dialect of dialects()) {
 
     it('every event a run, a message edit and a cycle save write validates against its type', async () => {
       const streamId = await createStream(app)
-      const agentId = await createAgent(app, { endpointUrl: agent.url })
+      // The agent streams its answer (Server-Sent Events): its message ends with message.completed.
+      const agentId = await createAgent(app, { endpointUrl: agent.url, capabilities: { streaming: true, tools: [] } })
+      agent.answer = () => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: 'data: {"delta":"do"}\n\ndata: {"delta":"ne"}\n\ndata: {"output":{"text":"done"}}\n\n' })
       const message = (await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, content('hello'))).json()
       assert.equal((await send(app, 'PATCH', `/api/chat/messages/${message.id}`, content('hello again'), { 'if-match': '"1"' })).statusCode, 200)
       const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false }])

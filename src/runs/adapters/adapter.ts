@@ -49,7 +49,12 @@ export interface AdapterContext {
   timeoutMs: number
   /** W3C trace context to send as `traceparent`: a new span in the trace of the request that started the run. */
   traceparent?: string
-  /** Called with each piece of answer text as the vendor streams it (streaming answers). */
+  /**
+   * Set when the agent streams (`capabilities.streaming: true`): the adapter hands each piece of the answer here
+   * as the vendor writes it (docs/streaming-and-usage.md). It never throws and never waits; the engine creates
+   * the message at the first delta, resets it on a retried delivery, and still takes the whole `output` of the
+   * outcome as the answer.
+   */
   onDelta?: (text: string) => void
   /**
    * Set when the agent has tools and its adapter runs Tandem's model tool loop (claude, mistral chat): the tools,
@@ -63,6 +68,12 @@ export interface AdapterContext {
 /** Tools an agent calls during its conversation (ElevenLabs client tools): each call recorded and made, never thrown. */
 export interface ClientTools {
   call(name: string, parameters: unknown, signal: AbortSignal): Promise<{ ok: boolean; text: string }>
+}
+
+/** Tokens the vendor reported for one attempt (summed over a tool loop's steps). */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
 }
 
 export type AgentOutput = { text: string } | { content: Content }

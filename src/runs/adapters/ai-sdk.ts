@@ -1,9 +1,10 @@
 // One model call through the Vercel AI SDK for the chat-style adapters (Claude, Mistral chat): no silent
 // retries (the engine owns retries and back-off), the context's fetch and signal, and the SDK's errors mapped
-// onto delivery outcomes.
+// onto delivery outcomes. A streaming agent (the context has `onDelta`) is answered through `streamText`, each
+// text delta handed on as it arrives; either way the vendor's reported usage comes back with the answer.
 import { APICallError } from '@ai-sdk/provider'
-import { generateText, RetryError, type LanguageModel } from 'ai'
-import type { AdapterContext, DeliveryOutcome } from './adapter.js'
+import { generateText, RetryError, streamText, type LanguageModel, type LanguageModelUsage } from 'ai'
+import type { AdapterContext, DeliveryOutcome, Usage } from './adapter.js'
 import { errorOutcome, isEgressDenied, malformed, redact, statusOutcome } from './outcome.js'
 import type { Prompt } from './prompt.js'
 
@@ -13,6 +14,12 @@ function headerOf(headers: Record<string, string> | undefined, name: string): st
   return key ? (headers[key] ?? null) : null
 }
 
+/** The SDK's usage as Tandem records it: null when the vendor reported no token counts at all. */
+export function usageOf(usage: LanguageModelUsage | undefined): Usage | null {
+  if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return null
+  return { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 }
+}
+
 export async function answerWithModel(
   vendor: string,
   model: LanguageModel,
@@ -20,33 +27,82 @@ export async function answerWithModel(
   context: AdapterContext,
   options: { maxOutputTokens?: number; secret: string | null },
 ): Promise<DeliveryOutcome> {
+  const call = {
+    model,
+    ...(prompt.system ? { system: prompt.system } : {}),
+    prompt: prompt.user,
+    maxRetries: 0,
+    abortSignal: context.signal,
+    ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
+    ...(context.traceparent ? { headers: { traceparent: context.traceparent } } : {}),
+  }
+  if (context.onDelta) return streamWithModel(vendor, call, context, context.onDelta, options.secret)
   try {
-    const result = await generateText({
-      model,
-      ...(prompt.system ? { system: prompt.system } : {}),
-      prompt: prompt.user,
-      maxRetries: 0,
-      abortSignal: context.signal,
-      ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
-      ...(context.traceparent ? { headers: { traceparent: context.traceparent } } : {}),
-    })
+    const result = await generateText(call)
     const text = result.text.trim()
     if (!text) return malformed(vendor, 'answered with no text')
-    return { kind: 'answered', output: { text: result.text } }
+    return { kind: 'answered', output: { text: result.text }, usage: usageOf(result.totalUsage ?? result.usage) }
   } catch (thrown) {
-    const error = RetryError.isInstance(thrown) ? thrown.lastError : thrown
-    if (isEgressDenied(error)) return errorOutcome(vendor, error, context)
-    if (APICallError.isInstance(error) && error.statusCode !== undefined) {
-      if (error.statusCode >= 200 && error.statusCode < 300) return malformed(vendor, 'answered with a malformed response')
-      return statusOutcome(vendor, error.statusCode, headerOf(error.responseHeaders, 'retry-after'))
-    }
-    if (APICallError.isInstance(error) || context.signal.aborted || error instanceof TypeError || isAbort(error)) {
-      return errorOutcome(vendor, error, context)
-    }
-    // Anything else the SDK throws (an unparseable body, a schema mismatch) is an answer we cannot use.
-    const name = error instanceof Error ? error.name : 'error'
-    return malformed(vendor, redact(`answered with a response that could not be read (${name})`, options.secret))
+    return modelErrorOutcome(vendor, thrown, context, options.secret)
   }
+}
+
+/** streamText: each text delta to `onDelta`; an error part (status, network, a cut stream) ends it as generateText's would. */
+async function streamWithModel(
+  vendor: string,
+  call: Parameters<typeof streamText>[0],
+  context: AdapterContext,
+  onDelta: (text: string) => void,
+  secret: string | null,
+): Promise<DeliveryOutcome> {
+  let text = ''
+  let failure: unknown
+  let usage: LanguageModelUsage | undefined
+  try {
+    const result = streamText({ ...call, onError: () => {} })
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') {
+        text += part.text
+        onDelta(part.text)
+      } else if (part.type === 'error') {
+        failure = part.error
+        break
+      } else if (part.type === 'finish') {
+        usage = part.totalUsage
+      } else if (part.type === 'abort') {
+        failure = context.signal.reason ?? new Error('aborted')
+        break
+      }
+    }
+  } catch (thrown) {
+    failure = thrown
+  }
+  if (failure !== undefined) {
+    // Cut after the answer had begun (a dropped connection, a stream that never ends; the SDK reports a stream
+    // broken after a 2xx as an APICallError with that status): a transient failure.
+    const status = APICallError.isInstance(failure) ? failure.statusCode : undefined
+    const afterSuccess = status !== undefined && status >= 200 && status < 300
+    if (afterSuccess || (text !== '' && status === undefined)) return errorOutcome(vendor, failure, context)
+    return modelErrorOutcome(vendor, failure, context, secret)
+  }
+  if (!text.trim()) return malformed(vendor, 'answered with no text')
+  return { kind: 'answered', output: { text }, usage: usageOf(usage) }
+}
+
+/** The SDK's errors as delivery outcomes: statuses as the vendors' (outcome.ts), network and time-out as retries. */
+export function modelErrorOutcome(vendor: string, thrown: unknown, context: AdapterContext, secret: string | null): DeliveryOutcome {
+  const error = RetryError.isInstance(thrown) ? thrown.lastError : thrown
+  if (isEgressDenied(error)) return errorOutcome(vendor, error, context)
+  if (APICallError.isInstance(error) && error.statusCode !== undefined) {
+    if (error.statusCode >= 200 && error.statusCode < 300) return malformed(vendor, 'answered with a malformed response')
+    return statusOutcome(vendor, error.statusCode, headerOf(error.responseHeaders, 'retry-after'))
+  }
+  if (APICallError.isInstance(error) || context.signal.aborted || error instanceof TypeError || isAbort(error)) {
+    return errorOutcome(vendor, error, context)
+  }
+  // Anything else the SDK throws (an unparseable body, a schema mismatch) is an answer we cannot use.
+  const name = error instanceof Error ? error.name : 'error'
+  return malformed(vendor, redact(`answered with a response that could not be read (${name})`, secret))
 }
 
 function isAbort(error: unknown): boolean {

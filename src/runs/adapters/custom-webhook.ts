@@ -1,9 +1,10 @@
 // custom_webhook: POST the task payload to the agent's endpointUrl, signed with Standard Webhooks headers
-// (webhook-id = the task id, stable across retries). The agent answers at once (2xx with output/error) or
-// later at result.url (202, or 2xx without either). Retries are the engine's: this file only classifies.
+// (webhook-id = the task id, stable across retries). The agent answers at once (2xx with output/error), or
+// later at result.url (202, or 2xx without either), or streams (200 with `text/event-stream`: `data:` lines of
+// `{ "delta": … }`, then one `{ "output": … }` or `{ "error": … }`). Retries are the engine's: this file only classifies.
 import { Webhook } from 'standardwebhooks'
 import { readAnswer } from '../answer.js'
-import type { Adapter, AgentTarget, DeliveryOutcome } from './adapter.js'
+import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
 
 const MAX_ANSWER_BYTES = 1024 * 1024
 const MAX_RETRY_AFTER_MS = 60 * 60 * 1000
@@ -84,6 +85,7 @@ export const customWebhook: Adapter = {
       await response.body?.cancel()
       return { kind: 'failed', code: 'agent-rejected', detail: `the agent answered ${status}` }
     }
+    if (status === 200 && /^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')) return readEventStream(response, context)
     let text: string | null
     try {
       text = await readLimited(response)
@@ -99,9 +101,75 @@ export const customWebhook: Adapter = {
       return { kind: 'accepted' } // a 2xx that is not JSON ("OK") takes the task; the answer comes at result.url
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || !('output' in parsed || 'error' in parsed)) return { kind: 'accepted' }
-    const answer = readAnswer(parsed)
-    if (answer.kind === 'output') return { kind: 'answered', output: answer.output }
-    if (answer.kind === 'error') return { kind: 'failed', code: 'agent-failed', detail: `the agent reported: ${answer.detail}` }
-    return { kind: 'failed', code: 'agent-failed', detail: `the agent's answer is not valid: ${answer.errors.map((e) => `${e.pointer} ${e.detail}`).join('; ')}` }
+    return answerOutcome(parsed)
   },
+}
+
+function answerOutcome(parsed: unknown): DeliveryOutcome {
+  const answer = readAnswer(parsed)
+  if (answer.kind === 'output') return { kind: 'answered', output: answer.output, usage: answer.usage }
+  if (answer.kind === 'error') return { kind: 'failed', code: 'agent-failed', detail: `the agent reported: ${answer.detail}` }
+  return { kind: 'failed', code: 'agent-failed', detail: `the agent's answer is not valid: ${answer.errors.map((e) => `${e.pointer} ${e.detail}`).join('; ')}` }
+}
+
+/**
+ * A streamed answer: Server-Sent Events whose `data:` is JSON — `{ "delta": "<text>" }` any number of times
+ * (each handed to `onDelta`), then `{ "output": … }` or `{ "error": … }` (as for /result), which ends it. A stream
+ * that breaks or ends before that is a transient failure (the delivery is retried and streams again from the
+ * start); one larger than MAX_ANSWER_BYTES fails the phase.
+ */
+async function readEventStream(response: Response, context: AdapterContext): Promise<DeliveryOutcome> {
+  if (!response.body) return { kind: 'retry', detail: 'the agent\'s event stream was empty' }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ''
+  let data: string[] = []
+  let size = 0
+  const dispatch = (): DeliveryOutcome | null => {
+    const payload = data.join('\n')
+    data = []
+    if (payload === '') return null
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(payload)
+    } catch {
+      return null // not JSON (a "[DONE]", a ping): not ours to read
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null
+    const event = parsed as Record<string, unknown>
+    if (typeof event.delta === 'string') {
+      context.onDelta?.(event.delta)
+      return null
+    }
+    if ('output' in event || 'error' in event) return answerOutcome(event)
+    return null
+  }
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.length
+      if (size > MAX_ANSWER_BYTES) {
+        await reader.cancel()
+        return { kind: 'failed', code: 'agent-failed', detail: `the agent's event stream is larger than ${MAX_ANSWER_BYTES} bytes` }
+      }
+      buffer += value
+      let newline: number
+      while ((newline = buffer.search(/\r\n|\r|\n/)) !== -1) {
+        const line = buffer.slice(0, newline)
+        buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1))
+        if (line === '') {
+          const outcome = dispatch()
+          if (outcome) {
+            await reader.cancel().catch(() => undefined)
+            return outcome
+          }
+        } else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5))
+      }
+    }
+  } catch (error) {
+    return { kind: 'retry', detail: `the agent's event stream broke: ${describeNetworkError(error, context.timeoutMs, context.signal)}` }
+  }
+  const last = dispatch()
+  if (last) return last
+  return { kind: 'retry', detail: 'the agent\'s event stream ended without an output or an error' }
 }

@@ -1,6 +1,6 @@
 // A scripted local HTTP server for the vendor fakes: records every request and answers each with the next
 // scripted step (the last one repeats), optionally late or with a raw body.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 export interface Exchange {
@@ -18,6 +18,8 @@ export interface Reply {
   /** Sent as is instead of JSON. */
   raw?: string
   delayMs?: number
+  /** Writes the answer itself (a stream of Server-Sent Events); the fake leaves the response to it. */
+  stream?: (res: ServerResponse) => void
 }
 
 export interface HttpFake {
@@ -45,6 +47,7 @@ export async function startHttpFake(route: (exchange: Exchange) => Reply | Promi
       requests.push(exchange)
       const reply = await route(exchange)
       const timer = setTimeout(() => {
+        if (reply.stream) return reply.stream(res)
         const headers = { 'content-type': 'application/json', ...reply.headers }
         res.writeHead(reply.status ?? 200, headers).end(reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)))
       }, reply.delayMs ?? 0)

@@ -367,7 +367,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a message
-         * @description Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403).
+         * @description Replaces the content, increments `revision`, sets `editedAt` and keeps the previous content as a revision. Send `If-Match: <ETag>` to edit only if nobody else has (412 otherwise). Only the author or a workspace admin may edit (403). A message an agent is still streaming (`status: "streaming"`) cannot be edited (409 `message-streaming`).
          */
         patch: operations["editMessage"];
         trace?: never;
@@ -952,6 +952,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tasks/{taskId}/deltas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stream a piece of the answer before the result
+         * @description Body: `{ "text": "<delta>" }`, for an agent with `capabilities.streaming: true` (else 409 `streaming-off`). The first delta creates the agent's message (`status: "streaming"`); each one goes live to the stream's SSE clients as `message.delta`. The answer is still POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed.
+         */
+        post: operations["submitTaskDelta"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tasks/{taskId}/tools/{name}": {
         parameters: {
             query?: never;
@@ -1048,6 +1068,26 @@ export interface webhooks {
          * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
          */
         post: operations["messageEditedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.completed event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["messageCompletedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1409,7 +1449,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
+            events: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
@@ -1820,10 +1860,29 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             editedAt: string | null;
+            /**
+             * @description streaming: an agent is writing it (message.delta events follow; it cannot be edited); complete: every other message; failed: the attempt writing it failed, the text is what had arrived
+             * @enum {string}
+             */
+            status: "streaming" | "complete" | "failed";
         };
         /** MessageBody */
         MessageBody: {
             content: components["schemas"]["RichText"];
+        };
+        /** MessageCompletedEvent */
+        MessageCompletedEvent: {
+            id: string;
+            /** @enum {string} */
+            type: "message.completed";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Message"];
         };
         /** MessageCreatedEvent */
         MessageCreatedEvent: {
@@ -1958,6 +2017,9 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             finishedAt: string | null;
+            usage?: components["schemas"]["Usage"];
+            /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
+            costUsd?: number | null;
             policy?: components["schemas"]["PhasePolicy"];
             approvals?: components["schemas"]["Approvals"];
             deadlines?: components["schemas"]["DecisionDeadlines"];
@@ -2069,6 +2131,9 @@ export interface components {
             finishedAt: string | null;
             error: components["schemas"]["RunProblem"];
             phases: components["schemas"]["PhaseRun"][];
+            usage?: components["schemas"]["Usage"];
+            /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
+            costUsd?: number | null;
         };
         /** RunCreatedEvent */
         RunCreatedEvent: {
@@ -2166,6 +2231,9 @@ export interface components {
              */
             finishedAt: string | null;
             error: components["schemas"]["RunProblem"];
+            usage?: components["schemas"]["Usage"];
+            /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
+            costUsd?: number | null;
             phases: components["schemas"]["PhaseSummary"][];
         };
         /**
@@ -2283,7 +2351,7 @@ export interface components {
             /** @description the position of the event in its stream (decimal, from 1, no gaps) */
             id: string;
             /** @enum {string} */
-            type: "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated";
+            type: "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
@@ -2310,6 +2378,20 @@ export interface components {
         TaskAccepted: {
             /** @enum {boolean} */
             accepted: true;
+        };
+        /** TaskDelta */
+        TaskDelta: {
+            /** @description the next piece of the answer */
+            text: string;
+        };
+        /** TaskDeltaAccepted */
+        TaskDeltaAccepted: {
+            /** @enum {boolean} */
+            accepted: true;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            messageId: string;
+            /** @description characters of the message before this delta */
+            offset: number;
         };
         /** TaskPayload */
         TaskPayload: {
@@ -2394,6 +2476,11 @@ export interface components {
             };
             error?: {
                 detail: string;
+            };
+            /** @description the tokens this answer used, as the agent counts them (optional; summed into the phase and run) */
+            usage?: {
+                inputTokens: number;
+                outputTokens: number;
             };
         };
         /** TaskToolCall */
@@ -2619,10 +2706,18 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url?: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events?: ("*" | "message.created" | "message.edited" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
+            events?: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
             enabled?: boolean;
             description?: string | null;
         };
+        /**
+         * Usage
+         * @description tokens the vendor reported (summed over tool steps, attempts, phases); null when none reported
+         */
+        Usage: {
+            inputTokens: number;
+            outputTokens: number;
+        } | null;
         /** Webhook */
         Webhook: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -11225,6 +11320,123 @@ export interface operations {
             };
         };
     };
+    submitTaskDelta: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskDelta"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskDeltaAccepted"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     callTaskTool: {
         parameters: {
             query?: never;
@@ -11607,6 +11819,28 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["MessageEditedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    messageCompletedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MessageCompletedEvent"];
             };
         };
         responses: {

@@ -1,0 +1,147 @@
+// Streaming messages (docs/streaming-and-usage.md): an agent's answer written into the chat as it arrives. A
+// task has at most one message (messages.task_id is unique): the first delta creates it with status
+// `streaming` (message.created), a retried delivery resets it, the text so far is rewritten now and then (no
+// event: the deltas themselves go live, src/events/deltas.ts), and the end is one stored event,
+// message.completed, with status `complete` — or `failed` when the attempt failed for good.
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { newId, now } from '../ids.js'
+import { appendEvent } from '../events/store.js'
+import { queueMessageTriggers, type MessageOrigin } from '../triggers/message-triggers.js'
+import { renderText } from './richtext.js'
+import type { Content, Message } from './schemas.js'
+import { toMessage, type MessageRow } from './store.js'
+
+/** Plain text as rich text: one paragraph per line. */
+export function contentOfText(text: string): Content {
+  const lines = text.split(/\r?\n/)
+  return { blocks: [{ type: 'rich_text', elements: lines.map((line) => ({ type: 'paragraph' as const, children: line === '' ? [] : [{ type: 'text' as const, text: line }] })) }] }
+}
+
+export async function findTaskMessage(db: Kysely<Database>, taskId: string): Promise<Message | undefined> {
+  const row = await db.selectFrom('messages').selectAll().where('task_id', '=', taskId).executeTakeFirst()
+  return row && toMessage(row)
+}
+
+/**
+ * The first delta of a delivery: creates the task's message (status streaming, message.created) or, when the
+ * task has one already (a retried delivery, another claim), starts it again from `text` (`reset: true`). Call
+ * in a transaction.
+ */
+export async function openStreamingMessage(
+  db: Kysely<Database>,
+  input: { workspaceId: string; streamId: string; authorId: string; taskId: string; text: string; streamKey: string | null; traceparent: string | null },
+): Promise<{ message: Message; reset: boolean }> {
+  const content = JSON.stringify(contentOfText(input.text))
+  const existing = await db.selectFrom('messages').select(['id']).where('task_id', '=', input.taskId).executeTakeFirst()
+  if (existing) {
+    const row = await db
+      .updateTable('messages')
+      .set({ status: 'streaming', content, text: input.text, stream_key: input.streamKey })
+      .where('id', '=', existing.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    return { message: toMessage(row), reset: true }
+  }
+  const row: MessageRow = {
+    id: newId(),
+    workspace_id: input.workspaceId,
+    stream_id: input.streamId,
+    author_id: input.authorId,
+    author_type: 'agent',
+    content,
+    text: input.text,
+    revision: 1,
+    created_at: now(),
+    edited_at: null,
+    status: 'streaming',
+    task_id: input.taskId,
+    stream_key: input.streamKey,
+  }
+  await db.insertInto('messages').values(row).execute()
+  const message = toMessage(row)
+  // Message triggers look at the whole answer: they are matched at completion, not here.
+  await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message, traceparent: input.traceparent })
+  return { message, reset: false }
+}
+
+/** The text so far of a streaming message (no event; a no-op once the message is no longer streaming). */
+export async function writeStreamingText(db: Kysely<Database>, messageId: string, text: string): Promise<void> {
+  await db.updateTable('messages').set({ content: JSON.stringify(contentOfText(text)), text }).where('id', '=', messageId).where('status', '=', 'streaming').execute()
+}
+
+/**
+ * A delta posted to /api/tasks/{id}/deltas, appended to the task's message in the caller's transaction (the
+ * row is read for update on PostgreSQL, so concurrent deltas of one task queue). Opens the message at the first
+ * delta of a claim. Returns the message and where the delta starts in its text.
+ */
+export async function appendDelta(
+  db: Kysely<Database>,
+  input: { workspaceId: string; streamId: string; authorId: string; taskId: string; delta: string; streamKey: string | null; traceparent: string | null; postgres: boolean },
+): Promise<{ message: Message; offset: number; reset: boolean }> {
+  let query = db.selectFrom('messages').select(['id', 'text', 'status', 'stream_key']).where('task_id', '=', input.taskId)
+  if (input.postgres) query = query.forUpdate()
+  const current = await query.executeTakeFirst()
+  if (!current || current.status !== 'streaming' || current.stream_key !== input.streamKey) {
+    const { message, reset } = await openStreamingMessage(db, { ...input, text: input.delta })
+    return { message, offset: 0, reset }
+  }
+  const text = current.text + input.delta
+  const row = await db
+    .updateTable('messages')
+    .set({ content: JSON.stringify(contentOfText(text)), text })
+    .where('id', '=', current.id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return { message: toMessage(row), offset: current.text.length, reset: false }
+}
+
+/**
+ * POST /api/tasks/{id}/deltas: in one transaction of its own, the task still open (else null) and the delta
+ * appended under the task's current claim (a new claim's first delta resets the text).
+ */
+export async function appendTaskDelta(
+  db: Kysely<Database>,
+  input: { workspaceId: string; streamId: string; authorId: string; taskId: string; delta: string; traceparent: string | null; postgres: boolean },
+): Promise<{ message: Message; offset: number; reset: boolean } | null> {
+  return db.transaction().execute(async (trx) => {
+    let query = trx.selectFrom('run_tasks').select(['state', 'token_hash']).where('id', '=', input.taskId)
+    if (input.postgres) query = query.forUpdate()
+    const task = await query.executeTakeFirst()
+    if (task?.state !== 'open') return null
+    return appendDelta(trx, { ...input, streamKey: task.token_hash })
+  })
+}
+
+/**
+ * The end of a streamed answer: the message gets its whole content and status complete (one stored event,
+ * message.completed), then its message triggers are matched. In the transaction that settles the task.
+ */
+export async function completeStreamingMessage(
+  db: Kysely<Database>,
+  input: { messageId: string; workspaceId: string; content: Content; traceparent: string | null; origin: MessageOrigin | null },
+): Promise<Message> {
+  const row = await db
+    .updateTable('messages')
+    .set({ content: JSON.stringify(input.content), text: renderText(input.content), status: 'complete' })
+    .where('id', '=', input.messageId)
+    .where('workspace_id', '=', input.workspaceId)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  const message = toMessage(row)
+  await appendEvent(db, { workspaceId: input.workspaceId, streamId: message.streamId, type: 'message.completed', data: message, traceparent: input.traceparent })
+  await queueMessageTriggers(db, input.workspaceId, message, input.origin)
+  return message
+}
+
+/**
+ * The attempt writing the task's message failed for good (or its run was canceled): the message keeps the text
+ * it has, with status failed, in one stored message.completed event. Nothing when the task has no streaming message.
+ */
+export async function failStreamingMessage(db: Kysely<Database>, taskId: string, traceparent: string | null): Promise<Message | undefined> {
+  const row = await db.updateTable('messages').set({ status: 'failed' }).where('task_id', '=', taskId).where('status', '=', 'streaming').returningAll().executeTakeFirst()
+  if (!row) return undefined
+  const message = toMessage(row)
+  await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.completed', data: message, traceparent })
+  return message
+}
