@@ -1,6 +1,6 @@
 // The console in real Chromium (playwright-core driving /usr/bin/chromium) against a real Tandem on each
 // database: streams, chat (rich text, edits, a lost edit race, live messages, agents by name, mentions,
-// relative times, decisions inline), cycles (the phase editor), runs (the stepper), agents (field errors,
+// relative times, decisions inline, a streaming answer), cycles (the phase editor), runs (the stepper, usage and cost), agents (field errors,
 // namesakes, avatars, the credential picker), credentials, the command palette, shortcuts and themes, the key
 // prompt; axe-core on every page in both themes; no request to another origin and no CSP violation anywhere.
 // One browser for the whole file. Every page is photographed in both themes into test-results/console/ on
@@ -614,6 +614,8 @@ test('the console in Chromium', async (t) => {
         const call = page.getByRole('list', { name: 'Tool calls of Clean' }).getByRole('listitem', { name: 'Tool call files.delete_file' })
         await call.getByText('awaiting approval').waitFor(WAIT)
         await page.locator('.phase.awaiting_tool_approval .badge.status').getByText('Awaiting tool approval').waitFor(WAIT)
+        // The run's header says what it waits for.
+        await page.locator('.run-head .status.waiting').getByText('Waiting for a tool approval', { exact: true }).waitFor(WAIT)
         await checkPage(page, 'runs with a tool call awaiting approval', shots && 'runs-tool-approval')
         await call.getByRole('button', { name: 'Approve' }).click()
         await call.getByText('@local approved').waitFor({ timeout: 15000 })
@@ -622,6 +624,9 @@ test('the console in Chromium', async (t) => {
         const asks = page.locator('.tool-entry').filter({ hasText: 'Delete /tmp/older.log too?' })
         await asks.getByRole('textbox', { name: 'Answer' }).waitFor({ timeout: 15000 })
         await checkPage(page, 'chat with tool calls and a question', shots && 'chat-tools')
+        await page.getByRole('tab', { name: 'Runs' }).click()
+        await page.locator('.run-head .status.waiting').getByText('Waiting for an answer', { exact: true }).waitFor(WAIT)
+        await page.getByRole('tab', { name: 'Chat' }).click()
         await asks.getByRole('textbox', { name: 'Answer' }).fill('No, keep it.')
         await asks.getByRole('button', { name: 'Send answer' }).click()
         await page.locator('.messages').getByText('Deleted /tmp/old.log; kept the other.').waitFor({ timeout: 15000 })
@@ -657,6 +662,7 @@ test('the console in Chromium', async (t) => {
         // The stepper: the agent by name (never "Agent 78b9243b"), a status badge, numbered once.
         await waiting.locator('.agent-name').getByText('Writer').waitFor(WAIT)
         assert.equal(await waiting.locator('.badge.status').textContent(), 'Awaiting decision')
+        assert.equal(await page.locator('.run-head .status.waiting').textContent(), 'Waiting for a decision')
         assert.equal(await waiting.getByRole('heading', { level: 4 }).textContent(), 'Phase 1: Write reply')
         await checkPage(page, 'runs awaiting a decision', shots && 'runs-awaiting-decision')
         await waiting.getByRole('textbox', { name: 'Note' }).fill('Shorter, please')
@@ -701,6 +707,88 @@ test('the console in Chromium', async (t) => {
         assert.deepEqual(runs.map((r: any) => r.status), ['rejected', 'canceled'])
         await checkPage(page, 'finished runs', shots && 'runs')
         assert.equal((await send(app, 'DELETE', `/api/agents/${writer.id}`)).statusCode, 204)
+      })
+
+      await step(t, current, `${dialect} streaming: the answer grows under "Writing…", whole after message.completed; tokens and cost on the run and phase`, async () => {
+        // A webhook agent answering with text/event-stream; the test lets each part go, so every state is seen.
+        const gates = [0, 1].map(() => {
+          let resolve = () => {}
+          const promise = new Promise<void>((r) => (resolve = r))
+          return { promise, resolve }
+        })
+        const server = createServer((request, response) => {
+          request.resume()
+          request.on('end', async () => {
+            response.writeHead(200, { 'content-type': 'text/event-stream' })
+            response.write(`data: ${JSON.stringify({ delta: 'Refund approved: ' })}\n\n`)
+            await gates[0]!.promise
+            response.write(`data: ${JSON.stringify({ delta: 'order 42' })}\n\n`)
+            await gates[1]!.promise
+            response.end(`data: ${JSON.stringify({ output: { text: 'Refund approved: order 42, paid back today.' }, usage: { inputTokens: 1200, outputTokens: 300 } })}\n\n`)
+          })
+        })
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+        t.after(() => { for (const gate of gates) gate.resolve(); server.closeAllConnections(); server.close() })
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Refunds' })).json()
+        const refunder = await send(app, 'POST', '/api/agents', {
+          name: 'Refunder', providerType: 'custom_webhook', endpointUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+          capabilities: { streaming: true, tools: [] }, config: { pricing: { inputPerMTok: 3, outputPerMTok: 15 } },
+        })
+        assert.equal(refunder.statusCode, 201, refunder.body)
+        const cycle = await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
+          triggerName: 'refund', description: 'Answer a refund request',
+          phasesTemplate: [{ id: '01890a5d-ac96-774b-bcce-b302099a8101', agentId: refunder.json().id, phaseName: 'Answer', goal: 'Answered', instructions: '', autoAdvance: true, operatorPool: [] }],
+        })
+        assert.equal(cycle.statusCode, 201, cycle.body)
+        await page.goto(`/streams/${stream.id}`)
+        await page.getByText('No messages yet.').waitFor(WAIT)
+        const run = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.json().id}/runs`, {})).json()
+
+        // The first delta: the message appears, busy, with its badge and no Edit.
+        const item = page.locator('.message.agent').filter({ hasText: 'Refund approved:' })
+        await item.waitFor(WAIT)
+        assert.equal(await item.getAttribute('aria-busy'), 'true')
+        await item.getByText('Writing…').waitFor(WAIT)
+        await item.locator('.meta').getByText('Refunder', { exact: true }).waitFor(WAIT)
+        const [avatar, body] = [await item.locator('.avatar').first().boundingBox(), await item.locator('.body').boundingBox()]
+        assert.ok(avatar && body && body.x >= avatar.x + avatar.width && Math.abs(body.y - avatar.y) < 20, 'the text beside the avatar, as in any message (no busy spinner taking its column)')
+        assert.equal(await item.getByRole('button', { name: 'Edit' }).count(), 0, 'a streaming message offers no Edit')
+        const [streaming] = (await send(app, 'GET', `/api/chat/streams/${stream.id}/messages`)).json().data
+        assert.equal(streaming.status, 'streaming')
+        const edit = await send(app, 'PATCH', `/api/chat/messages/${streaming.id}`, { content: content('Overwritten') })
+        assert.equal(edit.statusCode, 409)
+        assert.equal(edit.json().type, 'urn:tandem:problem:message-streaming')
+        await checkPage(page, 'chat with an answer being written', shots && 'chat-streaming')
+
+        // The second delta: the same message grows, still busy.
+        gates[0]!.resolve()
+        await item.getByText('Refund approved: order 42', { exact: true }).waitFor(WAIT)
+        assert.equal(await item.getAttribute('aria-busy'), 'true')
+        await item.getByText('Writing…').waitFor(WAIT)
+        assert.equal(await page.locator('.message.agent').count(), 1, 'one message, not one per delta')
+
+        // message.completed: the whole text, no badge, no longer busy.
+        gates[1]!.resolve()
+        await item.getByText('Refund approved: order 42, paid back today.', { exact: true }).waitFor(WAIT)
+        await item.and(page.locator(':not([aria-busy])')).waitFor(WAIT)
+        assert.equal(await item.getByText('Writing…').count(), 0)
+        assert.equal(await page.locator('.message.agent').count(), 1)
+        const done = (await send(app, 'GET', `/api/chat/messages/${streaming.id}`)).json()
+        assert.deepEqual([done.status, done.text], ['complete', 'Refund approved: order 42, paid back today.'])
+        await checkPage(page, 'chat with a written answer')
+
+        // Usage and cost: 1,200 × $3/MTok + 300 × $15/MTok = $0.0081, on the run and on its phase.
+        await page.getByRole('tab', { name: 'Runs' }).click()
+        await page.locator('.run-head .status.succeeded').waitFor(WAIT)
+        const finished = (await send(app, 'GET', `/api/runs/${run.id}`)).json()
+        assert.deepEqual([finished.usage, finished.costUsd], [{ inputTokens: 1200, outputTokens: 300 }, 0.0081])
+        const shown = '1.2K in · 300 out tokens · $0.0081'
+        await page.locator('.run > .step-meta .usage').getByText(shown, { exact: true }).waitFor(WAIT)
+        const phaseUsage = page.locator('.phase').filter({ hasText: 'Answer' }).locator('.usage')
+        await phaseUsage.getByText(shown, { exact: true }).waitFor(WAIT)
+        assert.equal(await phaseUsage.getAttribute('title'), '1,200 input tokens, 300 output tokens')
+        await checkPage(page, 'runs with usage and cost', shots && 'runs-usage')
+        assert.equal((await send(app, 'DELETE', `/api/agents/${refunder.json().id}`)).statusCode, 204)
       })
 
       await step(t, current, `${dialect} inbox: the count in the header follows the live feed; claim and decide in place`, async () => {
@@ -919,7 +1007,7 @@ test('the console in Chromium', async (t) => {
 
       // The docs' pictures (docs/console.md): copied from this run's screenshots with TANDEM_UPDATE_SCREENSHOT=1.
       if (shots && process.env.TANDEM_UPDATE_SCREENSHOT === '1') {
-        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark', 'console-agent-tools.png': 'agents-tools-light', 'console-cycles-policy.png': 'cycles-policy-light', 'console-runs-deadlines-dark.png': 'runs-deadlines-dark', 'console-runs-tool-approval.png': 'runs-tool-approval-light', 'console-chat-tools-dark.png': 'chat-tools-dark' }
+        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark', 'console-agent-tools.png': 'agents-tools-light', 'console-cycles-policy.png': 'cycles-policy-light', 'console-runs-deadlines-dark.png': 'runs-deadlines-dark', 'console-runs-tool-approval.png': 'runs-tool-approval-light', 'console-chat-tools-dark.png': 'chat-tools-dark', 'console-chat-streaming-dark.png': 'chat-streaming-dark', 'console-runs-usage.png': 'runs-usage-light' }
         for (const [target, source] of Object.entries(pictures)) if (existsSync(`${ARTEFACTS}/${source}.png`)) copyFileSync(`${ARTEFACTS}/${source}.png`, `docs/${target}`)
       }
 

@@ -48,6 +48,9 @@ function applyInboxEvent(queryClient: QueryClient, type: string, data: string) {
     const others = items.filter((i) => !sameItem(i, item))
     return type === 'inbox.added' ? inApiOrder([...others, item]) : type === 'inbox.removed' ? others : items
   })
+  // A read begun before this event (the first one, or the re-read on connecting) would land after it and take it
+  // back: read again, from now.
+  if (queryClient.isFetching({ queryKey: ['inbox'] }) > 0) void queryClient.invalidateQueries({ queryKey: ['inbox'] })
 }
 
 /** Follows GET /api/me/inbox/events while this Tandem has an inbox; on each (re)connection the list is read again. */

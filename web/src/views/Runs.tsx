@@ -54,7 +54,7 @@ function RunItem({ run }: { run: Run }) {
   return (
     <li className="card run">
       <div className="run-head">
-        <h3>{run.triggerName} <StatusBadge status={run.status} /></h3>
+        <h3>{run.triggerName} <StatusBadge status={run.status} label={waitingFor(run)} /></h3>
         {!FINISHED.includes(run.status) ? <button type="button" className="secondary small" onClick={() => cancel.mutate()} disabled={cancel.isPending}>Cancel run</button> : null}
       </div>
       <div className="step-meta">
@@ -118,6 +118,16 @@ function PhaseStep({ run, phase, calls }: { run: Run; phase: PhaseRun; calls: To
       </div>
     </li>
   )
+}
+
+/** What a waiting run waits for, most pressing first: a tool call to approve, a question to answer, a decision. */
+export function waitingFor(run: { status: string; phases: Array<{ status: string }> }): string | undefined {
+  if (run.status !== 'waiting') return undefined
+  const statuses = new Set(run.phases.map((p) => p.status))
+  if (statuses.has('awaiting_tool_approval')) return 'Waiting for a tool approval'
+  if (statuses.has('awaiting_input')) return 'Waiting for an answer'
+  if (statuses.has('awaiting_decision')) return 'Waiting for a decision'
+  return undefined
 }
 
 /** Token usage and cost (AGENTS.md "Usage"), where the service reports them: on runs and phases. */
