@@ -79,6 +79,38 @@ function newSqliteDriver(path: string, file: string | null, options: ConnectOpti
   return driver
 }
 
+// Named prepared statements on PostgreSQL: the server parses and plans a statement once per connection instead of
+// at every execution. Every parameterised statement whose text is one of the first MAX_NAMED texts this process
+// sends is named by its text (the engine's hot queries are fixed texts: prepared.ts, the event and job
+// statements). Left unnamed: texts with `*` (a prepared `select *` fails once a migration adds a column, "cached
+// plan must not change result type", while an instance still runs), statements without parameters, and any
+// text past the bound (a query built with a varying `in (…)` list makes new texts; the server keeps each named
+// statement per connection).
+const MAX_NAMED = 256
+const statementNames = new Map<string, string>()
+function statementName(text: string): string | undefined {
+  const known = statementNames.get(text)
+  if (known !== undefined || statementNames.size >= MAX_NAMED || text.includes('*') || !/^\s*(select|insert|update|delete|with)\b/i.test(text)) return known
+  const name = `tandem_${statementNames.size + 1}`
+  statementNames.set(text, name)
+  return name
+}
+
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown
+
+/** Makes a pool's new client name the statements statementName names (every other call goes through unchanged). */
+function nameStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as Query
+  const named: Query = (config, values, callback) => {
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && callback === undefined) {
+      const name = statementName(config)
+      if (name) return query({ name, text: config, values })
+    }
+    return query(config, values, callback)
+  }
+  ;(client as unknown as { query: Query }).query = named
+}
+
 function openPostgres(url: string, options: ConnectOptions): Db {
   const pool = new pg.Pool({
     connectionString: url,
@@ -89,6 +121,7 @@ function openPostgres(url: string, options: ConnectOptions): Db {
   // 'error' on the pool: pg discards that client and the next query opens a new one. Unheard, the event would
   // crash the process.
   pool.on('error', () => {})
+  pool.on('connect', nameStatements)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return { db, dialect: 'postgres', schema: options.schema, poolInUse: () => pool.totalCount - pool.idleCount, close: once(() => db.destroy()) }
 }

@@ -10,7 +10,7 @@ import { prepared } from '../db/prepared.js'
 import { now } from '../ids.js'
 import { EVENTS_CHANNEL, wakeLocally } from './wakeups.js'
 import type { EventType, StreamEvent } from './schemas.js'
-import { scheduleDeliveries } from './webhooks/store.js'
+import { scheduleDeliveries, type Subscription } from './webhooks/store.js'
 import type { StreamEventHeadTable, StreamEventTable } from './events.table.js'
 
 export type { StreamEventHeadTable, StreamEventTable }
@@ -65,21 +65,46 @@ export async function appendEvent(
   db: Kysely<Database>,
   input: { workspaceId: string; streamId: string; type: EventType; data: unknown; traceparent?: string | null },
 ): Promise<StreamEvent> {
-  const [head] = await bumpHead(db, input.streamId, input.workspaceId)
-  const id = Number(head?.last_id)
   const createdAt = now()
   const bounded = boundEventData(input.data)
   const data = bounded.json
-  await insertRow(db, input.streamId, id, input.workspaceId, input.type, data, createdAt)
+  let id: number
+  let subscriptions: Subscription[] | undefined
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await sql`select pg_notify(${EVENTS_CHANNEL}, ${`${input.streamId}:${id}`})`.execute(db)
+    // One round trip: the head bumped, the row written, listeners notified (at commit) and the workspace's
+    // webhook subscriptions read (scheduleDeliveries' candidates), as the four statements they replace.
+    const { rows } = await appendOnPostgres(input.streamId, input.workspaceId, input.type, data, createdAt).execute(db)
+    const [row] = rows
+    if (!row) throw new Error(`no event appended to stream ${input.streamId}`)
+    id = Number(row.id)
+    subscriptions = row.hooks ?? []
   } else {
+    const [head] = await bumpHead(db, input.streamId, input.workspaceId)
+    id = Number(head?.last_id)
+    await insertRow(db, input.streamId, id, input.workspaceId, input.type, data, createdAt)
     wakeLocally(input.streamId)
   }
   // The caller's data as stored (its JSON text): no parse back, the stores hand over plain objects they no longer change.
   const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: bounded.data }
-  await scheduleDeliveries(db, input.workspaceId, event, input.traceparent ?? null)
+  await scheduleDeliveries(db, input.workspaceId, event, input.traceparent ?? null, subscriptions)
   return event
+}
+
+/** appendEvent's statement on PostgreSQL (the same text every time, so the server plans it once per connection). */
+function appendOnPostgres(streamId: string, workspaceId: string, type: string, data: string, createdAt: string) {
+  return sql<{ id: number | string; hooks: Subscription[] | null }>`with head as (
+    insert into stream_event_heads (stream_id, workspace_id, last_id, purged_through) values (${streamId}, ${workspaceId}, 1, 0)
+    on conflict (stream_id) do update set last_id = stream_event_heads.last_id + 1
+    returning last_id
+  ), appended as (
+    insert into stream_events (stream_id, id, workspace_id, type, data, created_at)
+    select ${streamId}, last_id, ${workspaceId}, ${type}, ${data}, ${createdAt} from head
+    returning id
+  )
+  select appended.id, pg_notify(${EVENTS_CHANNEL}, ${streamId} || ':' || appended.id) as notified,
+    (select json_agg(json_build_object('id', w.id, 'events', w.events, 'stream_id', w.stream_id)) from webhooks w
+      where w.workspace_id = ${workspaceId} and w.enabled = 1) as hooks
+  from appended`
 }
 
 const selectAfter = prepared(3, (db, streamId: Expression<string>, after: Expression<number>, limit: Expression<number>) =>

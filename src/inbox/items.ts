@@ -1,11 +1,12 @@
 // What waits for a principal: the inbox items of a workspace, and who may act on each. Items come from
-// sources, one per kind; today decisions (phases awaiting a decision), read from the workspace's waiting
-// runs, with their policy's deadlines, escalation and approvals. Tool approvals and questions join as two more sources.
+// sources: decisions (phases awaiting a decision), read from the workspace's waiting runs, with their policy's
+// deadlines, escalation and approvals; and tool approvals and questions, read from the waiting calls, each with
+// its own deadlines and escalation on the same clock (the phase's `toolWaits`).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { approversOf, mayDecide } from '../runs/pool.js'
 import type { Principal } from '../principals/store.js'
-import type { PhaseRun, Run } from '../runs/schemas.js'
+import type { PhaseRun, Run, ToolWait } from '../runs/schemas.js'
 import type { InboxItem } from './schemas.js'
 
 export const SUMMARY_LENGTH = 500
@@ -84,19 +85,72 @@ async function decisionItems(db: Kysely<Database>, caller: Caller): Promise<Inbo
   return waiting.map(([run, phase]) => decisionItem(run, phase, context))
 }
 
+interface WaitingCall {
+  id: string
+  phase_run_id: string
+  name: string
+  input: string
+  status: string
+  started_at: string
+}
+
+/** The clock of a waiting call (absent on runs from before tool waits had one: no deadlines, not escalated). */
+const waitOf = (phase: PhaseRun, callId: string): ToolWait | undefined => phase.toolWaits?.find((w) => w.callId === callId)
+
+/**
+ * The pool rule for one waiting call: the phase's pool; once the call's wait escalated (its escalateAfter ran out,
+ * or no one of the pool exists), any admin too.
+ */
+export const mayAct = (caller: Pick<Principal, 'role' | 'handle'>, phase: PhaseRun, callId: string) =>
+  mayDecide(caller, { operatorPool: phase.operatorPool, escalated: waitOf(phase, callId)?.escalated ?? false })
+
+function toolItem(run: Run, phase: PhaseRun, row: WaitingCall, context: Context): InboxItem {
+  const question = row.status !== 'awaiting_approval'
+  const input = JSON.parse(row.input) as Record<string, unknown>
+  const summary = question ? String(input.question ?? '') : `${row.name} ${row.input}`
+  const wait = waitOf(phase, row.id)
+  return {
+    ...decisionItem(run, phase, context),
+    kind: question ? 'question' : 'tool_approval', callId: row.id, summary: summary.slice(0, SUMMARY_LENGTH), waitingSince: row.started_at,
+    remindAt: wait?.remindAt ?? null, escalateAt: wait?.escalateAt ?? null, expireAt: wait?.expireAt ?? null, escalated: wait?.escalated ?? false,
+  }
+}
+
+/** Whether the call waits in the way its phase's status says (an approval while awaiting_tool_approval, a question while awaiting_input). */
+const waitsNow = (phase: PhaseRun, row: Pick<WaitingCall, 'status'>) => phase.status === (row.status === 'awaiting_approval' ? 'awaiting_tool_approval' : 'awaiting_input')
+
+const waitingCalls = (db: Kysely<Database>) =>
+  db
+    .selectFrom('tool_calls')
+    .select(['tool_calls.id', 'tool_calls.phase_run_id', 'tool_calls.name', 'tool_calls.input', 'tool_calls.status', 'tool_calls.started_at'])
+    .where((eb) => eb.or([eb('tool_calls.status', '=', 'awaiting_approval'), eb.and([eb('tool_calls.name', '=', 'tandem.ask_operator'), eb('tool_calls.status', '=', 'running'), eb('tool_calls.finished_at', 'is', null)])]))
+
+/** The item of one waiting call (the clock's events carry it), or null when the call does not wait now. */
+export async function toolItemOf(db: Kysely<Database>, run: Run, phase: PhaseRun, callId: string): Promise<InboxItem | null> {
+  const row = await waitingCalls(db).where('tool_calls.id', '=', callId).executeTakeFirst()
+  if (!row || !waitsNow(phase, row)) return null
+  return toolItem(run, phase, row, await contextOf(db, [[run, phase]]))
+}
+
+/** The items of the calls the phase waits for now, oldest first (a claim takes the first: the phase's current wait). */
+export async function phaseToolItems(db: Kysely<Database>, run: Run, phase: PhaseRun): Promise<InboxItem[]> {
+  const rows = (await waitingCalls(db).where('tool_calls.phase_run_id', '=', phase.id).orderBy('tool_calls.id').execute()).filter((row) => waitsNow(phase, row))
+  if (rows.length === 0) return []
+  const context = await contextOf(db, [[run, phase]])
+  return rows.map((row) => toolItem(run, phase, row, context))
+}
+
 /**
  * Tool calls awaiting an approval and questions awaiting an answer (docs/tools-and-approvals.md) in the workspace's
  * waiting runs, that `caller` may act on: an approval while its phase is awaiting_tool_approval, a question while
  * its phase is awaiting_input.
  */
 async function toolItems(db: Kysely<Database>, caller: Caller): Promise<InboxItem[]> {
-  const rows = await db
-    .selectFrom('tool_calls')
+  const rows = await waitingCalls(db)
     .innerJoin('runs', 'runs.id', 'tool_calls.run_id')
-    .select(['tool_calls.id', 'tool_calls.phase_run_id', 'tool_calls.name', 'tool_calls.input', 'tool_calls.status', 'tool_calls.started_at', 'runs.document'])
+    .select('runs.document')
     .where('runs.workspace_id', '=', caller.workspaceId)
     .where('runs.status', '=', 'waiting')
-    .where((eb) => eb.or([eb('tool_calls.status', '=', 'awaiting_approval'), eb.and([eb('tool_calls.name', '=', 'tandem.ask_operator'), eb('tool_calls.status', '=', 'running')])]))
     .orderBy('tool_calls.id')
     .limit(MAX_WAITING_RUNS)
     .execute()
@@ -104,18 +158,11 @@ async function toolItems(db: Kysely<Database>, caller: Caller): Promise<InboxIte
   for (const row of rows) {
     const run = JSON.parse(row.document) as Run
     const phase = run.phases.find((p) => p.id === row.phase_run_id)
-    if (!phase || !mayDecide(caller, phase)) continue
-    const wanted = row.status === 'awaiting_approval' ? 'awaiting_tool_approval' : 'awaiting_input'
-    if (phase.status === wanted) found.push({ run, phase, row })
+    if (phase && waitsNow(phase, row) && mayAct(caller, phase, row.id)) found.push({ run, phase, row })
   }
   if (found.length === 0) return []
   const context = await contextOf(db, found.map(({ run, phase }) => [run, phase]))
-  return found.map(({ run, phase, row }) => {
-    const question = row.status !== 'awaiting_approval'
-    const input = JSON.parse(row.input) as Record<string, unknown>
-    const summary = question ? String(input.question ?? '') : `${row.name} ${row.input}`
-    return { ...decisionItem(run, phase, context), kind: question ? 'question' : 'tool_approval', callId: row.id, summary: summary.slice(0, SUMMARY_LENGTH), waitingSince: row.started_at }
-  })
+  return found.map(({ run, phase, row }) => toolItem(run, phase, row, context))
 }
 
 const SOURCES: Array<(db: Kysely<Database>, caller: Caller) => Promise<InboxItem[]>> = [decisionItems, toolItems]

@@ -8,7 +8,7 @@ import { AppError, notFound } from '../http/problem.js'
 import { findRun } from '../runs/store.js'
 import { openEventStream } from '../http/event-stream.js'
 import { claimItem, releaseItem } from './claims.js'
-import { decisionItemOf, inboxOf, mayDecide, sortKey } from './items.js'
+import { decisionItemOf, inboxOf, mayAct, mayDecide, phaseToolItems, sortKey } from './items.js'
 import { InboxConnection } from './live.js'
 import { ClaimParams, InboxItem } from './schemas.js'
 
@@ -52,7 +52,10 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   )
 
-  /** The phase's item as the caller sees it, after checking that the caller may act on it. */
+  /**
+   * The phase's current wait as the caller sees it — its decision, or (awaiting_tool_approval, awaiting_input) the
+   * oldest call it waits for — after checking that the caller may act on it.
+   */
   async function itemFor(request: { principal: Parameters<typeof inboxOf>[1]; params: { runId: string; phaseRunId: string } }) {
     const caller = request.principal
     const runId = request.params.runId.toLowerCase()
@@ -61,25 +64,29 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!run) throw notFound('Run')
     const phase = run.phases.find((p) => p.id === phaseRunId)
     if (!phase) throw notFound('Phase')
-    if (!mayDecide(caller, phase)) throw new AppError('forbidden', `Only ${phase.operatorPool.map((h) => `@${h.replace(/^@/, '')}`).join(', ')} may decide phase "${phase.phaseName}".`)
-    if (phase.status !== 'awaiting_decision') throw new AppError('not-awaiting-decision', `Phase "${phase.phaseName}" is ${phase.status}, not awaiting a decision.`)
-    return { run, phase }
+    const [call] = phase.status === 'awaiting_tool_approval' || phase.status === 'awaiting_input' ? await phaseToolItems(db, run, phase) : []
+    const may = call ? mayAct(caller, phase, call.callId!) : mayDecide(caller, phase)
+    if (!may) throw new AppError('forbidden', `Only ${phase.operatorPool.map((h) => `@${h.replace(/^@/, '')}`).join(', ')} may decide phase "${phase.phaseName}".`)
+    if (phase.status !== 'awaiting_decision' && !call) throw new AppError('not-awaiting-decision', `Phase "${phase.phaseName}" is ${phase.status}, not awaiting a decision, a tool approval or an answer.`)
+    return { run, phase, call }
   }
 
   app.post(
     '/runs/:runId/phases/:phaseRunId/claim',
     {
       schema: {
-        operationId: 'claimInboxItem', tags: ['inbox'], summary: 'Say you are on it: claim a phase awaiting a decision',
-        description: `Marks the item \`claimedBy\` your handle for TANDEM_CLAIM_TTL_S (${claimTtlS} s here); a claim by someone else replaces it. A signal, not a lock: others may still decide.`,
+        operationId: 'claimInboxItem', tags: ['inbox'], summary: 'Say you are on it: claim a phase awaiting a decision, a tool approval or an answer',
+        description:
+          `Marks the phase's current wait \`claimedBy\` your handle for TANDEM_CLAIM_TTL_S (${claimTtlS} s here): its decision, or the tool approvals / question it waits for ` +
+          '(the response is the oldest such item). A claim by someone else replaces it. A signal, not a lock: others may still decide.',
         params: ClaimParams, response: { 200: InboxItem, ...ProblemResponses },
       },
     },
     async (request) => {
       const caller = request.principal
-      const { run, phase } = await itemFor(request)
+      const { run, phase, call } = await itemFor(request)
       await claimItem(db, { workspaceId: caller.workspaceId, runId: run.id, phaseRunId: phase.id, principalId: caller.principalId, handle: caller.handle, ttlS: claimTtlS })
-      return decisionItemOf(db, run, phase)
+      return call ? { ...call, claimedBy: caller.handle } : decisionItemOf(db, run, phase)
     },
   )
 

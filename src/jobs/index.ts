@@ -20,7 +20,7 @@
 // jobs added with `add_job(...)` on the caller's transaction, so any instance runs any job and a crashed
 // instance's jobs are taken over when their lock expires.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker'
 import pg from 'pg'
 import type { Database } from '../db/database.js'
@@ -56,23 +56,55 @@ function runtimeOf(db: Kysely<Database>): Runtime {
 }
 
 export async function enqueueJob<K extends string>(db: Kysely<Database>, name: K, payload: PayloadOf<K>, options: EnqueueOptions = {}): Promise<void> {
+  await enqueueJobs(db, [{ name, payload, options }])
+}
+
+/** A job for enqueueJobs. */
+export interface JobSpec<K extends string = string> {
+  name: K
+  payload: PayloadOf<K>
+  options?: EnqueueOptions
+}
+
+/** Several jobs added at once, as enqueueJob each (in order): one statement on PostgreSQL. */
+export async function enqueueJobs(db: Kysely<Database>, jobs: JobSpec[]): Promise<void> {
+  if (jobs.length === 0) return
   const runtime = runtimeOf(db)
-  const runAt = options.runAt ?? new Date()
-  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
   if (runtime.kind === 'postgres') {
-    await sql`select ${sql.id(runtime.schema)}.add_job(${name}, ${JSON.stringify(payload)}::json, run_at => ${runAt.toISOString()}::timestamptz, job_key => ${options.jobKey ?? null}::text, max_attempts => ${maxAttempts}::int)`.execute(db)
+    const calls = jobs.map(({ name, payload, options }) => addJobSql(db, name, payload, options) as RawBuilder<unknown>)
+    // A select list is evaluated left to right: the jobs are added in the order given.
+    await sql`select ${sql.join(calls)}`.execute(db)
     return
   }
-  await runtime.worker.enqueue(db, name, payload, runAt, options.jobKey ?? null, maxAttempts, options.newKey ?? false)
+  for (const { name, payload, options = {} } of jobs) {
+    await runtime.worker.enqueue(db, name, payload, options.runAt ?? new Date(), options.jobKey ?? null, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, options.newKey ?? false)
+  }
 }
 
 export async function removeJob(db: Kysely<Database>, jobKey: string): Promise<void> {
+  await removeJobs(db, [jobKey])
+}
+
+/** Drops the pending jobs with these keys (one statement on either database). */
+export async function removeJobs(db: Kysely<Database>, jobKeys: string[]): Promise<void> {
+  if (jobKeys.length === 0) return
   const runtime = runtimeOf(db)
   if (runtime.kind === 'postgres') {
-    await sql`select ${sql.id(runtime.schema)}.remove_job(${jobKey})`.execute(db)
+    await sql`select ${sql.join(jobKeys.map((key) => sql`${sql.id(runtime.schema)}.remove_job(${key})`))}`.execute(db)
     return
   }
-  await runtime.worker.remove(db, jobKey)
+  await runtime.worker.remove(db, jobKeys)
+}
+
+/**
+ * PostgreSQL only: the SQL of an add_job call, for a statement that adds a job as part of a larger one (its
+ * `job` column). Undefined on SQLite.
+ */
+export function addJobSql<K extends string>(db: Kysely<Database>, name: K, payload: PayloadOf<K>, options: EnqueueOptions = {}) {
+  const runtime = runtimeOf(db)
+  if (runtime.kind !== 'postgres') return undefined
+  const runAt = (options.runAt ?? new Date()).toISOString()
+  return sql`${sql.id(runtime.schema)}.add_job(${name}, ${JSON.stringify(payload)}::json, run_at => ${runAt}::timestamptz, job_key => ${options.jobKey ?? null}::text, max_attempts => ${options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS}::int)`
 }
 
 export interface JobsOptions {

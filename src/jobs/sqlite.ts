@@ -59,8 +59,8 @@ export class SqliteJobWorker {
     this.wake()
   }
 
-  async remove(db: Kysely<Database>, jobKey: string): Promise<void> {
-    await db.deleteFrom('jobs').where('job_key', '=', jobKey).where('locked_at', 'is', null).execute()
+  async remove(db: Kysely<Database>, jobKeys: string[]): Promise<void> {
+    await db.deleteFrom('jobs').where('job_key', 'in', jobKeys).where('locked_at', 'is', null).execute()
   }
 
   async start(app: FastifyInstance): Promise<void> {

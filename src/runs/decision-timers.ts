@@ -10,7 +10,13 @@
 // commit and the job's removal, a job re-added at start-up or by another instance) finds the row and does nothing.
 //
 // The clock is generic over what waits: `ClockKind` names it, the key and the payload carry an optional `callId`,
-// and CLOCK_EFFECTS says what each timer does. Tool approvals and questions (AGENTS.md) become two more kinds.
+// and the effects (machine.ts CLOCK_EFFECTS, tool-calls.ts TOOL_CLOCK_EFFECTS) say what each timer does. Tool
+// approvals and questions (AGENTS.md) run on the same clock, one set of timers per waiting call, keyed
+//
+//   tool_approval:<phaseRunId>/<callId>:<attempt>:<timer>     question:<phaseRunId>/<callId>:<attempt>:<timer>
+//
+// armed by persistRun for each call that waits while its phase is awaiting_tool_approval / awaiting_input (the
+// phase's `toolWaits`), and removed when the call no longer waits (decided, answered) or the phase moves out.
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -19,16 +25,16 @@ import { now } from '../ids.js'
 import { normalizeHandle } from '../principals/handles.js'
 import { appendEvent } from '../events/store.js'
 import { DEFAULT_PHASE_POLICY, durationMs } from '../cycles/policy.js'
-import { decisionItemOf } from '../inbox/items.js'
+import { decisionItemOf, toolItemOf } from '../inbox/items.js'
 import { withLockedRun } from './locked.js'
-import type { PhaseRun, Run } from './schemas.js'
+import type { PhaseRun, Run, ToolWait } from './schemas.js'
 import type { RunSnapshot } from './transitions.js'
 import type { Transition } from './machine.js'
 
 export const CLOCK_JOB = 'decision.timer'
 
-/** What waits on the clock: a phase's decision today; `tool_approval` and `question` later. */
-export type ClockKind = 'decision'
+/** What waits on the clock: a phase's decision, a tool call's approval, an agent's question. */
+export type ClockKind = 'decision' | ToolWait['kind']
 export const TIMERS = ['remind', 'escalate', 'expire'] as const
 export type TimerKind = (typeof TIMERS)[number]
 
@@ -70,36 +76,88 @@ export async function syncDecisionClocks(t: Transition, run: Run, before: RunSna
       if (escalated) after.push(escalatedEvent(phase.id, 'no-pool'))
     } else if (was === 'awaiting_decision') await stopDecisionClock(t, phase)
   }
+  for (const phase of run.phases) await syncToolClocks(t, run, phase, after)
   return after
+}
+
+/** The wait kind of a phase status: which calls' clocks run while the phase is in it. */
+export const TOOL_WAIT_KIND: Partial<Record<PhaseRun['status'], ToolWait['kind']>> = { awaiting_tool_approval: 'tool_approval', awaiting_input: 'question' }
+export const TOOL_WAIT_STATUS: Record<ToolWait['kind'], PhaseRun['status']> = { tool_approval: 'awaiting_tool_approval', question: 'awaiting_input' }
+
+/** The calls of the phase's current attempt that wait for an operator in the way `kind` says, oldest first. */
+export async function waitingCallIds(db: Kysely<Database>, phase: PhaseRun, kind: ToolWait['kind']): Promise<string[]> {
+  let query = db.selectFrom('tool_calls').select('id').where('phase_run_id', '=', phase.id).where('attempt', '=', phase.attempts)
+  // tandem.ask_operator (tool-calls.ts ASK_OPERATOR): a question waits while its call runs unfinished.
+  query = kind === 'tool_approval' ? query.where('status', '=', 'awaiting_approval') : query.where('name', '=', 'tandem.ask_operator').where('status', '=', 'running').where('finished_at', 'is', null)
+  return (await query.orderBy('id').execute()).map((r) => r.id)
+}
+
+/**
+ * Starts and stops the clocks of the phase's waiting calls: while the phase is awaiting_tool_approval (or
+ * awaiting_input), each call awaiting an approval (a question) has its own timers; a call that stopped waiting, or a
+ * phase that moved out of the wait, has its timers removed. Reads the calls only for phases in or leaving a wait.
+ */
+async function syncToolClocks(t: Transition, run: Run, phase: PhaseRun, after: AfterPersist[]): Promise<void> {
+  const kind = TOOL_WAIT_KIND[phase.status] ?? null
+  const old = phase.toolWaits ?? []
+  if (kind === null && old.length === 0) return
+  const waiting = kind === null ? [] : await waitingCallIds(t.db, phase, kind)
+  const kept = old.filter((w) => w.kind === kind && waiting.includes(w.callId))
+  for (const wait of old) if (!kept.includes(wait)) await removeTimers(t.db, wait.kind, phase.id, wait.callId, wait)
+  const fresh = waiting.filter((callId) => !kept.some((w) => w.callId === callId))
+  const started: ToolWait[] = []
+  if (kind !== null && fresh.length > 0) {
+    const noOne = await poolMissing(t, phase)
+    for (const callId of fresh) {
+      const { deadlines, escalated } = await armTimers(t, run, phase, kind, callId, noOne)
+      started.push({ callId, kind, ...deadlines, escalated })
+      if (escalated) after.push(escalatedEvent(phase.id, 'no-pool', callId))
+    }
+  }
+  const waits = [...kept, ...started]
+  if (waits.length > 0) phase.toolWaits = waits
+  else delete phase.toolWaits
+}
+
+type Deadlines = NonNullable<PhaseRun['deadlines']>
+
+/** The deadlines of a wait that starts now, its timers' jobs (no escalation when no one of the pool exists). */
+async function armTimers(t: Transition, run: Run, phase: PhaseRun, clock: ClockKind, callId: string | null, noOne: boolean): Promise<{ deadlines: Deadlines; escalated: boolean }> {
+  const policy = phase.policy ?? DEFAULT_PHASE_POLICY
+  const since = now()
+  const at = (after: string | null) => (after === null ? null : new Date(Date.parse(since) + durationMs(after)).toISOString())
+  const deadlines: Deadlines = { since, attempt: attemptOf(phase), remindAt: at(policy.remindAfter), escalateAt: at(policy.escalateAfter), expireAt: at(policy.expireAfter) }
+  for (const timer of TIMERS) {
+    const due = deadlines[DEADLINE_OF[timer]]
+    if (due === null || (timer === 'escalate' && noOne)) continue
+    const job: ClockJob = { clock, runId: run.id, phaseRunId: phase.id, callId, attempt: deadlines.attempt, timer }
+    await enqueueJob(t.db, CLOCK_JOB, job, { jobKey: clockKey(job), runAt: new Date(due) })
+  }
+  return { deadlines, escalated: noOne }
+}
+
+async function removeTimers(db: Kysely<Database>, clock: ClockKind, phaseRunId: string, callId: string | null, deadlines: Deadlines): Promise<void> {
+  for (const timer of TIMERS) {
+    if (deadlines[DEADLINE_OF[timer]] !== null) await removeJob(db, clockKey({ clock, phaseRunId, callId, attempt: deadlines.attempt, timer }))
+  }
 }
 
 async function startDecisionClock(t: Transition, run: Run, phase: PhaseRun): Promise<boolean> {
   const policy = phase.policy ?? DEFAULT_PHASE_POLICY
-  const since = now()
-  const at = (after: string | null) => (after === null ? null : new Date(Date.parse(since) + durationMs(after)).toISOString())
-  phase.deadlines = { since, attempt: attemptOf(phase), remindAt: at(policy.remindAfter), escalateAt: at(policy.escalateAfter), expireAt: at(policy.expireAfter) }
   // A new wait starts a new round: approvals from before a revise do not count, nor does an earlier escalation.
   phase.approvals = { have: 0, need: policy.quorum }
-  phase.escalated = false
   const noOne = await poolMissing(t, phase)
-  if (noOne) phase.escalated = true
-  for (const timer of TIMERS) {
-    const due = phase.deadlines[DEADLINE_OF[timer]]
-    if (due === null || (timer === 'escalate' && noOne)) continue
-    const job: ClockJob = { clock: 'decision', runId: run.id, phaseRunId: phase.id, callId: null, attempt: attemptOf(phase), timer }
-    await enqueueJob(t.db, CLOCK_JOB, job, { jobKey: clockKey(job), runAt: new Date(due) })
-  }
+  const { deadlines, escalated } = await armTimers(t, run, phase, 'decision', null, noOne)
+  phase.deadlines = deadlines
+  phase.escalated = escalated
   return noOne
 }
 
 async function stopDecisionClock(t: Transition, phase: PhaseRun): Promise<void> {
   const deadlines = phase.deadlines
   phase.deadlines = null
-  if (!deadlines) return
-  for (const timer of TIMERS) {
-    // The attempt the timers were set for: a revise has already counted the next one when the clock stops.
-    if (deadlines[DEADLINE_OF[timer]] !== null) await removeJob(t.db, clockKey({ clock: 'decision', phaseRunId: phase.id, callId: null, attempt: deadlines.attempt, timer }))
-  }
+  // The attempt the timers were set for: a revise has already counted the next one when the clock stops.
+  if (deadlines) await removeTimers(t.db, 'decision', phase.id, null, deadlines)
 }
 
 /** "No one to decide": a non-empty pool none of whose handles any principal of the workspace has. */
@@ -110,30 +168,51 @@ async function poolMissing(t: Transition, phase: PhaseRun): Promise<boolean> {
   return found === undefined
 }
 
-/** `decision.escalated` (data: the inbox item, and why: `timer` or `no-pool`), after the run's own event. */
-export const escalatedEvent = (phaseRunId: string, reason: 'timer' | 'no-pool'): AfterPersist => async (t, run) => {
-  const phase = run.phases.find((p) => p.id === phaseRunId)
-  if (!phase) return
-  await appendEvent(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, type: 'decision.escalated', data: { ...(await decisionItemOf(t.db, run, phase)), reason }, traceparent: t.traceparent })
+/** The inbox item a clock's event carries: the phase's decision, or the waiting call's approval or question. */
+async function itemOf(t: Transition, run: Run, phase: PhaseRun, callId: string | null) {
+  return callId === null ? decisionItemOf(t.db, run, phase) : toolItemOf(t.db, run, phase, callId)
 }
 
+/** `decision.escalated` (data: the inbox item, and why: `timer` or `no-pool`), after the run's own event. */
+export const escalatedEvent = (phaseRunId: string, reason: 'timer' | 'no-pool', callId: string | null = null): AfterPersist => async (t, run) => {
+  const phase = run.phases.find((p) => p.id === phaseRunId)
+  if (!phase) return
+  const item = await itemOf(t, run, phase, callId)
+  if (item) await appendEvent(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, type: 'decision.escalated', data: { ...item, reason }, traceparent: t.traceparent })
+}
+
+/** A timer's effect on the run; `callId` is the waiting call's for the tool_approval and question clocks. */
 export interface ClockEffects {
-  remind(t: Transition, run: Run, phase: PhaseRun): Promise<void>
-  escalate(t: Transition, run: Run, phase: PhaseRun): Promise<void>
-  expire(t: Transition, run: Run, phase: PhaseRun): Promise<void>
+  remind(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void>
+  escalate(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void>
+  expire(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void>
+}
+
+/** The wait of a call on its phase's clock, while the phase waits for it. */
+export function toolWaitOf(phase: PhaseRun, callId: string): ToolWait | undefined {
+  const wait = phase.toolWaits?.find((w) => w.callId === callId)
+  return wait && phase.status === TOOL_WAIT_STATUS[wait.kind] ? wait : undefined
 }
 
 /**
  * The effect of a timer's job, at most once per key: under the run's lock, only while the phase still waits in the
  * job's attempt. `effects` are the state machine's moves (machine.ts decisionClockEffects).
  */
-export async function runClockTimer(app: FastifyInstance, job: ClockJob, effects: Record<ClockKind, ClockEffects>): Promise<void> {
+export async function runClockTimer(app: FastifyInstance, job: ClockJob, effects: Partial<Record<ClockKind, ClockEffects>>): Promise<void> {
+  const effect = effects[job.clock]?.[job.timer]
+  if (!effect) throw new Error(`no effect for the ${job.clock} clock's ${job.timer} timer`)
   await app.database.db.transaction().execute((trx) =>
     withLockedRun(trx, app.config.runs, job.runId, null, async (t, run) => {
       const phase = run.phases.find((p) => p.id === job.phaseRunId)
-      if (!phase || phase.status !== 'awaiting_decision' || !phase.deadlines || phase.deadlines.attempt !== job.attempt) return
+      if (!phase) return
+      if (job.clock === 'decision') {
+        if (phase.status !== 'awaiting_decision' || !phase.deadlines || phase.deadlines.attempt !== job.attempt) return
+      } else {
+        const wait = job.callId === null ? undefined : toolWaitOf(phase, job.callId)
+        if (!wait || wait.kind !== job.clock || wait.attempt !== job.attempt) return
+      }
       if (!(await claimEffect(trx, clockKey(job), run.id))) return
-      await effects[job.clock][job.timer](t, run, phase)
+      await effect(t, run, phase, job.callId)
     }),
   )
 }
@@ -145,8 +224,9 @@ async function claimEffect(db: Kysely<Database>, key: string, runId: string): Pr
 }
 
 /** The reminder: one `decision.reminder` event whose data is the inbox item; the run does not change. */
-export async function remindEffect(t: Transition, run: Run, phase: PhaseRun): Promise<void> {
-  await appendEvent(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, type: 'decision.reminder', data: await decisionItemOf(t.db, run, phase), traceparent: t.traceparent })
+export async function remindEffect(t: Transition, run: Run, phase: PhaseRun, callId: string | null = null): Promise<void> {
+  const item = await itemOf(t, run, phase, callId)
+  if (item) await appendEvent(t.db, { workspaceId: t.workspaceId, streamId: run.streamId, type: 'decision.reminder', data: item, traceparent: t.traceparent })
 }
 
 /**
@@ -162,11 +242,20 @@ export async function resumeDecisionClocks(db: Kysely<Database>): Promise<number
     for (const row of rows) {
       const run = JSON.parse(row.document) as Run
       const jobs: ClockJob[] = []
-      for (const phase of run.phases) {
-        if (phase.status !== 'awaiting_decision' || !phase.deadlines) continue
+      const due = new Map<string, string>()
+      const add = (job: ClockJob, deadlines: Deadlines, escalated: boolean | undefined) => {
         for (const timer of TIMERS) {
-          if (phase.deadlines[DEADLINE_OF[timer]] === null || (timer === 'escalate' && phase.escalated)) continue
-          jobs.push({ clock: 'decision', runId: run.id, phaseRunId: phase.id, callId: null, attempt: phase.deadlines.attempt, timer })
+          const at = deadlines[DEADLINE_OF[timer]]
+          if (at === null || (timer === 'escalate' && escalated)) continue
+          const timed = { ...job, timer }
+          jobs.push(timed)
+          due.set(clockKey(timed), at)
+        }
+      }
+      for (const phase of run.phases) {
+        if (phase.status === 'awaiting_decision' && phase.deadlines) add({ clock: 'decision', runId: run.id, phaseRunId: phase.id, callId: null, attempt: phase.deadlines.attempt, timer: 'remind' }, phase.deadlines, phase.escalated)
+        for (const wait of phase.toolWaits ?? []) {
+          if (phase.status === TOOL_WAIT_STATUS[wait.kind]) add({ clock: wait.kind, runId: run.id, phaseRunId: phase.id, callId: wait.callId, attempt: wait.attempt, timer: 'remind' }, wait, wait.escalated)
         }
       }
       if (jobs.length === 0) continue
@@ -174,10 +263,7 @@ export async function resumeDecisionClocks(db: Kysely<Database>): Promise<number
       const pending = jobs.filter((job) => !done.has(clockKey(job)))
       if (pending.length === 0) continue
       await db.transaction().execute(async (trx) => {
-        for (const job of pending) {
-          const phase = run.phases.find((p) => p.id === job.phaseRunId)!
-          await enqueueJob(trx, CLOCK_JOB, job, { jobKey: clockKey(job), runAt: new Date(phase.deadlines![DEADLINE_OF[job.timer]]!) })
-        }
+        for (const job of pending) await enqueueJob(trx, CLOCK_JOB, job, { jobKey: clockKey(job), runAt: new Date(due.get(clockKey(job))!) })
       })
       resumed += pending.length
     }

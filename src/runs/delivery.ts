@@ -7,23 +7,23 @@
 // and, in the same transaction, schedules a watchdog delivery for when the lease ends; if the instance dies
 // mid-delivery, any other instance delivers the task again then (same task id, so the same webhook-id).
 import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
+import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
-import { findAgent } from '../agents/store.js'
-import { enqueueJob, removeJob } from '../jobs/index.js'
+import { toAgent } from '../agents/store.js'
+import { addJobSql, enqueueJobs, removeJob, removeJobs, type JobSpec } from '../jobs/index.js'
 import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject, Usage } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { phaseAnswered, phaseFailed, runProblem, taskToken } from './machine.js'
-import { DELIVER_TASK_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
-import { closeTask, findRun, findTask, leaseTask, releaseTaskLease, type TaskRow } from './store.js'
+import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import { closeTask, findDeliveryContext, findTask, leaseOpenTask, releaseTaskLease, type TaskRow } from './store.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { withLockedRun } from './locked.js'
 import { failStreamingMessage } from '../chat/streaming.js'
 import { StreamSink } from '../chat/sink.js'
 import { countTokens } from '../metrics/tokens.js'
-import { readAgentSecret } from './secrets.js'
+import { openAgentSecret } from './secrets.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
@@ -39,13 +39,22 @@ type Settlement = { output: AgentOutput; usage?: Usage | null } | { problem: Run
  * Closes an open task and moves its phase on, in one transaction: the run is locked first, so a cancel or a
  * second answer racing with this one sees the task closed. 'closed' when the task no longer takes an answer.
  */
-export async function settleTask(db: Kysely<Database>, settings: FastifyInstance['config']['runs'], taskId: string, settlement: Settlement): Promise<'settled' | 'closed'> {
+export async function settleTask(
+  db: Kysely<Database>,
+  settings: FastifyInstance['config']['runs'],
+  taskId: string,
+  settlement: Settlement,
+  /** The task's row when the caller has read it (its run and phase never change): not read again. */
+  known?: Pick<TaskRow, 'id' | 'run_id' | 'phase_run_id' | 'traceparent'>,
+): Promise<'settled' | 'closed'> {
   return db.transaction().execute(async (trx) => {
-    const task = await findTask(trx, taskId)
+    const task = known ?? (await findTask(trx, taskId))
     if (!task) return 'closed'
     const settled = await withLockedRun(trx, settings, task.run_id, null, async (t, run) => {
+      // Closing the task also ends its delivery lease (lease_until null).
       if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed' as const
-      await removeJob(trx, timeoutKey(task.id))
+      // Its time-out, and any delivery still waiting (a retry, a poll, the watchdog), are no longer due.
+      await removeJobs(trx, [timeoutKey(task.id), deliveryKey(task.id)])
       if ('output' in settlement) {
         if (settlement.usage) await trx.updateTable('run_tasks').set({ usage: JSON.stringify(settlement.usage) }).where('id', '=', task.id).execute()
         await phaseAnswered(t, run, task.phase_run_id, settlement.output, { taskId: task.id, usage: settlement.usage ?? null })
@@ -58,22 +67,34 @@ export async function settleTask(db: Kysely<Database>, settings: FastifyInstance
   })
 }
 
+/**
+ * The time-out of a push task, armed by its delivery once the task may stay open (the agent accepted it, a vendor
+ * is polled, a delivery is retried): due TANDEM_TASK_TIMEOUT_S after the task was created, keyed by the task (so
+ * arming it again replaces it) and removed when the task settles. A push task its first delivery settles (the
+ * agent answers in its response) never gets one: no job row per task for nothing to time out.
+ */
+function timeoutJob(task: TaskRow, settings: FastifyInstance['config']['runs']): JobSpec {
+  return { name: TIMEOUT_JOB, payload: { taskId: task.id }, options: { jobKey: timeoutKey(task.id), runAt: new Date(Date.parse(task.created_at) + settings.taskTimeoutS * 1000) } }
+}
+
 const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
 
 /** One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more. */
 async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string } | null> {
   const { db } = app.database
-  const run = await findRun(db, task.workspace_id, task.run_id)
-  if (!run) return null
+  // The run, its stream and cycle, the agent and its credential: one query.
+  const stored = await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id)
+  if (!stored) return null
+  const { run } = stored
   const unavailable = (detail: string) => ({ outcome: { kind: 'failed', code: 'agent-unavailable', detail } as DeliveryOutcome, secret: null })
-  const agent = await findAgent(db, task.workspace_id, task.agent_id)
-  if (!agent) return unavailable(`The agent ${task.agent_id} no longer exists.`)
+  if (!stored.agent) return unavailable(`The agent ${task.agent_id} no longer exists.`)
+  const agent = toAgent(stored.agent)
   const adapter = adapterFor(agent.providerType)
   if (!adapter) return unavailable(`Agents of providerType ${agent.providerType} cannot be called by this server.`)
   let secret: string | null = null
   if (agent.credentialId) {
-    secret = await readAgentSecret(db, task.workspace_id, agent.credentialId)
-    if (secret === null) return unavailable(`The credential ${agent.credentialId} the agent names does not exist.`)
+    if (!stored.credential) return unavailable(`The credential ${agent.credentialId} the agent names does not exist.`)
+    secret = openAgentSecret(stored.credential)
   }
   const target: AgentTarget = {
     id: agent.id, name: agent.name, providerType: agent.providerType, authMode: agent.authMode, endpointUrl: agent.endpointUrl,
@@ -81,7 +102,10 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   }
   const reason = adapter.unavailable(target)
   if (reason) return unavailable(`The agent cannot be called: ${reason}.`)
-  const payload = await buildTaskPayload(db, { task, token: taskToken(app.vault, job), run, agent, base: publicBase(app) })
+  const payload = await buildTaskPayload(db, {
+    task, token: taskToken(app.vault, job), run, agent, base: publicBase(app),
+    known: { streamName: stored.streamName ?? '', cycleDescription: stored.cycleDescription },
+  })
   const timeoutMs = app.config.runs.dispatchTimeoutMs
   const limit = deadline(timeoutMs, shutdown)
   const signal = limit.signal
@@ -124,40 +148,53 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
 export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
   const { db, dialect } = app.database
   const settings = app.config.runs
-  const task = await findTask(db, job.taskId)
-  if (!task || task.state !== 'open') return
-  const key = deliveryKey(task.id)
+  const key = deliveryKey(job.taskId)
+  let task: TaskRow | undefined
   if (dialect === 'postgres') {
     const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
-    const leased = await db.transaction().execute(async (trx) => {
-      const at = Date.now()
-      const ok = await leaseTask(trx, task.id, new Date(at).toISOString(), new Date(at + leaseMs).toISOString())
-      // The watchdog: delivers again if this instance (or the lease holder) dies before it is done.
-      await enqueueJob(trx, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) })
-      return ok
-    })
-    if (!leased) return
+    const at = Date.now()
+    // One statement: the open task read, its lease taken, and the watchdog added, which delivers again if this
+    // instance (or the lease holder) dies before it is done.
+    const watchdog = addJobSql(db, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) }) as RawBuilder<unknown>
+    const leased = await leaseOpenTask(db, job.taskId, new Date(at).toISOString(), new Date(at + leaseMs).toISOString(), watchdog)
+    if (!leased.task || !leased.leased) return
+    task = leased.task
+  } else {
+    task = await findTask(db, job.taskId)
+    if (!task || task.state !== 'open') return
   }
-  const result = await attempt(app, task, job, shutdown)
+  const open = task
+  const result = await attempt(app, open, job, shutdown)
   if (!result) return
   const { outcome, secret } = result
   const done = async () => {
     if (dialect !== 'postgres') return
     await db.transaction().execute(async (trx) => {
-      await releaseTaskLease(trx, task.id)
+      await releaseTaskLease(trx, open.id)
       await removeJob(trx, key)
     })
+  }
+  // A settled task's lease and pending delivery jobs end with it (settleTask); only a task that stays open needs done().
+  const settle = async (settlement: Settlement) => {
+    if ((await settleTask(db, settings, open.id, settlement, open)) === 'closed') await done()
   }
   switch (outcome.kind) {
     case 'answered':
       if (outcome.usage && result.providerType) countTokens(app, result.providerType, outcome.usage)
-      await settleTask(db, settings, task.id, { output: outcome.output, usage: outcome.usage ?? null })
-      return done()
+      return settle({ output: outcome.output, usage: outcome.usage ?? null })
     case 'failed':
-      await settleTask(db, settings, task.id, { problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
-      return done()
+      return settle({ problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
     case 'accepted':
-      return done()
+      // The agent answers later (the result route): from now on the task waits on its time-out.
+      await db.transaction().execute(async (trx) => {
+        if (dialect === 'postgres') {
+          await releaseTaskLease(trx, open.id)
+          await removeJob(trx, key)
+        }
+        // Unless the agent's answer came first (a task settled has no time-out to wait on).
+        if ((await findTask(trx, open.id))?.state === 'open') await enqueueJobs(trx, [timeoutJob(open, settings)])
+      })
+      return
     case 'waiting':
       // The tool loop stopped for an operator; its lease and watchdog went in the same transaction.
       return
@@ -165,15 +202,15 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
     case 'retry': {
       if (outcome.kind === 'retry' && job.dispatch >= settings.dispatchAttempts) {
         const detail = `No delivery succeeded after ${job.dispatch} attempt${job.dispatch === 1 ? '' : 's'}; the last: ${scrub(outcome.detail, secret)}.`
-        await settleTask(db, settings, task.id, { problem: runProblem('agent-unreachable', detail) })
-        return done()
+        return settle({ problem: runProblem('agent-unreachable', detail) })
       }
       const next: DeliveryJob =
         outcome.kind === 'poll' ? { ...job, poll: outcome.state, dispatch: 1 } : { ...job, dispatch: job.dispatch + 1 }
       const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
-        if (dialect === 'postgres') await releaseTaskLease(trx, task.id)
-        await enqueueJob(trx, DELIVER_TASK_JOB, next, { jobKey: key, runAt: new Date(Date.now() + delay) })
+        if (dialect === 'postgres') await releaseTaskLease(trx, open.id)
+        if ((await findTask(trx, open.id))?.state !== 'open') return
+        await enqueueJobs(trx, [timeoutJob(open, settings), { name: DELIVER_TASK_JOB, payload: next, options: { jobKey: key, runAt: new Date(Date.now() + delay) } }])
       })
       return
     }

@@ -5,7 +5,7 @@
 //
 // Which moves are allowed is data, in transitions.ts, checked by persistRun.
 import { createHash, randomBytes } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import type { Insertable, Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { RunsConfig } from '../config.js'
 import { newId, now } from '../ids.js'
@@ -17,12 +17,12 @@ import { completeStreamingMessage, failStreamingMessage, findTaskMessage } from 
 import { renderText } from '../chat/richtext.js'
 import type { Content } from '../chat/schemas.js'
 import { findAgent } from '../agents/store.js'
-import { enqueueJob, removeJob } from '../jobs/index.js'
+import { enqueueJobs, removeJobs, type JobSpec } from '../jobs/index.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import type { AgentOutput, ProblemCode, Usage } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { authModeProblem } from './adapters/auth-mode.js'
-import { closeOpenTasks, insertRun, insertTask, updateRun } from './store.js'
+import { closeOpenTasks, insertRun, insertTask, updateRun, type RunTaskTable } from './store.js'
 import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem, RunTrigger } from './schemas.js'
 import { FINISHED_RUN_STATUSES } from './schemas.js'
@@ -33,6 +33,7 @@ import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJo
 import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
 import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from './decision-timers.js'
 import { approversOf } from './pool.js'
+import { settleEndedCalls } from './tool-calls.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
@@ -74,12 +75,16 @@ export interface Transition {
  * The one place a run is written: the move is checked against the transition tables (transitions.ts; an
  * illegal one throws), then the row and its event, in the caller's transaction.
  */
-export async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot): Promise<void> {
+export async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot, after: Deferred = []): Promise<void> {
   checkTransition(event, before, run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
-  // A new run's row exists already (createRun inserts it first: its first task refers to it).
-  await updateRun(t.db, run)
+  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts).
+  await settleEndedCalls(t, run, before)
+  // A new run's row is written once, whole; then what refers to it (its first task, deferred by createRun).
+  if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
+  else await updateRun(t.db, run)
+  for (const write of after) await write()
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)
   for (const work of afterwards) await work(t, run)
 }
@@ -137,12 +142,13 @@ export async function createRun(
     usage: null,
     costUsd: null,
   }
-  // The first phase begins in the same transaction (no start job), and run.created shows the run begun.
-  await insertRun(t.db, t.workspaceId, run, t.traceparent)
+  // The first phase begins in the same transaction (no start job), and run.created shows the run begun. Its
+  // task is written after the run's row (which it refers to), so that the row is inserted once, as it ends.
   run.startedAt = run.createdAt
   run.status = 'running'
-  await beginPhase(t, run, 0, null)
-  await persistRun(t, run, 'create', NEW_RUN)
+  const deferred: Deferred = []
+  await beginPhase(t, run, 0, null, deferred)
+  await persistRun(t, run, 'create', NEW_RUN, deferred)
   return run
 }
 
@@ -162,8 +168,14 @@ function finishRun(run: Run, status: Run['status'], error: RunProblem | null = n
   run.finishedAt = now()
 }
 
-/** Starts phase `index` (or finishes the run after the last one); `feedback` is a revise note. Does not persist. */
-async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null): Promise<void> {
+/** Writes that wait for the run's row (a new run's first task): run by persistRun after it writes the row. */
+type Deferred = Array<() => Promise<void>>
+
+/**
+ * Starts phase `index` (or finishes the run after the last one); `feedback` is a revise note. Does not persist.
+ * Given `deferred`, the task's writes are left there for persistRun (the run's row does not exist yet).
+ */
+async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null, deferred?: Deferred): Promise<void> {
   const phase = run.phases[index]
   if (!phase) return finishRun(run, 'succeeded')
   phase.status = 'running'
@@ -186,7 +198,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   const taskId = newId()
   const token = newToken()
   const delivery = adapter.delivery ?? 'push'
-  await insertTask(t.db, {
+  const task: Insertable<RunTaskTable> = {
     id: taskId,
     workspace_id: t.workspaceId,
     run_id: run.id,
@@ -202,20 +214,29 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     created_at: at,
     closed_at: null,
     traceparent: childOfStored(t.traceparent),
-  })
-  await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
+  }
+  // A push task's delivery job; its time-out is armed by the delivery if the task stays open (delivery.ts
+  // timeoutJob). A claim task waits on its time-out (keyed by the task, removed when it settles) from the start.
+  const jobs: JobSpec[] = []
   if (delivery === 'push') {
     const job: DeliveryJob = { taskId, token: vaultOf(t.db).seal(token, tokenAad(taskId)), dispatch: 1 }
-    await enqueueJob(t.db, DELIVER_TASK_JOB, job, { jobKey: deliveryKey(taskId), newKey: true })
+    jobs.push({ name: DELIVER_TASK_JOB, payload: job, options: { jobKey: deliveryKey(taskId), newKey: true } })
+  } else {
+    jobs.push({ name: TIMEOUT_JOB, payload: { taskId }, options: { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.parse(at) + t.settings.taskTimeoutS * 1000) } })
   }
+  const write = async () => {
+    await insertTask(t.db, task)
+    await enqueueJobs(t.db, jobs)
+  }
+  if (deferred) deferred.push(write)
+  else await write()
 }
 
 /** Closes the run's open tasks (a cancel, a failure) and removes their time-out jobs. */
 async function closeTasks(t: Transition, runId: string, at: string): Promise<void> {
-  for (const taskId of await closeOpenTasks(t.db, runId, 'canceled', at)) {
-    await removeJob(t.db, timeoutKey(taskId))
-    await failStreamingMessage(t.db, taskId, t.traceparent)
-  }
+  const canceled = await closeOpenTasks(t.db, runId, 'canceled', at)
+  await removeJobs(t.db, canceled.map(timeoutKey))
+  for (const taskId of canceled) await failStreamingMessage(t.db, taskId, t.traceparent)
 }
 
 /** A phase fails, and with it the run (its error is the phase's problem). Does not persist. */
@@ -385,8 +406,18 @@ async function expireDecision(t: Transition, run: Run, phase: PhaseRun): Promise
   await decide(t, run, phase, phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire, null, SYSTEM_DECIDER)
 }
 
-/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock). */
-export const CLOCK_EFFECTS: Record<ClockKind, ClockEffects> = {
+/**
+ * A tool approval's or a question's expiry with onExpire `fail` (tool-calls.ts): the waiting phase fails with
+ * `decision-expired`, and with it the run.
+ */
+export async function failWaitingPhase(t: Transition, run: Run, phase: PhaseRun, detail: string): Promise<void> {
+  const before = snapshotOf(run)
+  await failPhase(t, run, phase, runProblem('decision-expired', detail))
+  await persistRun(t, run, 'clock', before)
+}
+
+/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock); tool-calls.ts has the tool waits'. */
+export const CLOCK_EFFECTS: Pick<Record<ClockKind, ClockEffects>, 'decision'> = {
   decision: { remind: remindEffect, escalate: escalateDecision, expire: expireDecision },
 }
 

@@ -63,6 +63,21 @@ export const Deadlines = Type.Object(
   { title: 'DecisionDeadlines', description: 'while the phase awaits a decision: when it began waiting and when its policy\'s timers are due (null: none)' },
 )
 
+export const ToolWait = Type.Object(
+  {
+    callId: Uuid,
+    kind: StringEnum(['tool_approval', 'question']),
+    since: Timestamp,
+    attempt: Type.Integer({ minimum: 0, description: 'the phase attempt (task) the call belongs to' }),
+    remindAt: Nullable(Timestamp),
+    escalateAt: Nullable(Timestamp),
+    expireAt: Nullable(Timestamp),
+    escalated: Type.Boolean({ description: 'admins may act on this call as if in the phase\'s pool' }),
+  },
+  { title: 'ToolWait', description: 'a tool call awaiting an approval, or a question awaiting an answer, on the phase\'s decision clock (docs/operators.md)' },
+)
+export type ToolWait = Static<typeof ToolWait>
+
 export const PhaseRun = Type.Object(
   {
     id: Uuid,
@@ -88,6 +103,7 @@ export const PhaseRun = Type.Object(
     approvals: Type.Optional(Approvals),
     deadlines: Type.Optional(Nullable(Deadlines)),
     escalated: Type.Optional(Type.Boolean({ description: 'the phase\'s decision was escalated: admins may decide it as if in its pool' })),
+    toolWaits: Type.Optional(Type.Array(ToolWait, { description: 'while the phase is awaiting_tool_approval or awaiting_input: the waiting calls\' clocks' })),
   },
   { title: 'PhaseRun' },
 )

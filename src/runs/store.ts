@@ -1,7 +1,7 @@
 // Run and task storage. A run is stored whole as the document GET returns (the state machine writes it, in
 // one place: machine.ts `persistRun`); `status` is a column beside it for the list filter. Tasks are rows of
 // their own: claims and results find them by id or by agent.
-import { PostgresAdapter, sql, type Insertable, type Kysely, type Selectable, type Expression } from 'kysely'
+import { PostgresAdapter, sql, type Insertable, type Kysely, type RawBuilder, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
@@ -53,6 +53,46 @@ export async function lockRun(db: Kysely<Database>, id: string): Promise<{ run: 
   return row && { run: JSON.parse(row.document) as Run, workspaceId: row.workspace_id, traceparent: row.traceparent }
 }
 
+// A delivery's reads in one query: the run, its stream's name, its cycle's description, the task's agent and the
+// agent's credential (sealed). The cycle's id is in the run's document only.
+const selectDeliveryContext = prepared(3, (db, runId: Expression<string>, workspaceId: Expression<string>, agentId: Expression<string>) => {
+  const cycleId = isPostgres(db) ? sql<string>`(runs.document::json ->> 'cycleId')` : sql<string>`json_extract(runs.document, '$.cycleId')`
+  return db
+    .selectFrom('runs')
+    .leftJoin('streams', (join) => join.onRef('streams.id', '=', 'runs.stream_id').onRef('streams.workspace_id', '=', 'runs.workspace_id'))
+    .leftJoin('cycles', (join) => join.on('cycles.id', '=', cycleId).onRef('cycles.workspace_id', '=', 'runs.workspace_id'))
+    .leftJoin('agents', (join) => join.on('agents.id', '=', agentId).onRef('agents.workspace_id', '=', 'runs.workspace_id'))
+    .leftJoin('credentials', (join) => join.onRef('credentials.id', '=', 'agents.credential_id').onRef('credentials.workspace_id', '=', 'runs.workspace_id'))
+    .selectAll('agents')
+    .select(['runs.document as run_document', 'streams.name as stream_name', 'cycles.description as cycle_description', 'credentials.id as credential_row_id', 'credentials.key_id as credential_key_id', 'credentials.ciphertext as credential_ciphertext'])
+    .where('runs.id', '=', runId)
+    .where('runs.workspace_id', '=', workspaceId)
+})
+
+export interface DeliveryContext {
+  run: Run
+  streamName: string | null
+  cycleDescription: string | null
+  /** The agent's row; undefined when it no longer exists. */
+  agent: Selectable<Database['agents']> | undefined
+  /** The agent's credential, sealed; undefined when the agent names none or it no longer exists. */
+  credential: { id: string; keyId: string; ciphertext: string } | undefined
+}
+
+/** What delivering a task reads, in one query; undefined when the run does not exist (in that workspace). */
+export async function findDeliveryContext(db: Kysely<Database>, runId: string, workspaceId: string, agentId: string): Promise<DeliveryContext | undefined> {
+  const [row] = await selectDeliveryContext(db, runId, workspaceId, agentId)
+  if (!row) return undefined
+  const { run_document, stream_name, cycle_description, credential_row_id, credential_key_id, credential_ciphertext, ...agent } = row
+  return {
+    run: JSON.parse(run_document) as Run,
+    streamName: stream_name,
+    cycleDescription: cycle_description,
+    agent: agent.id === null ? undefined : (agent as Selectable<Database['agents']>),
+    credential: credential_row_id && credential_key_id !== null && credential_ciphertext !== null ? { id: credential_row_id, keyId: credential_key_id, ciphertext: credential_ciphertext } : undefined,
+  }
+}
+
 export async function listRuns(
   db: Kysely<Database>,
   workspaceId: string,
@@ -96,18 +136,25 @@ export async function closeOpenTasks(db: Kysely<Database>, runId: string, state:
 }
 
 /**
- * Takes the delivery lease of an open push task until `until` (one instance delivers a task at a time);
- * false when the task is closed or another instance holds an unexpired lease.
+ * PostgreSQL: deliverTask's first statement. Reads the task if it is open; if so, takes its delivery lease until
+ * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease) and adds `watchdog` (an add_job call, jobs/index.ts addJobSql) whether or not the lease was taken.
+ * One round trip, atomic on its own. `task` is undefined when the task is missing or closed (no watchdog then).
  */
-export async function leaseTask(db: Kysely<Database>, id: string, at: string, until: string): Promise<boolean> {
-  const result = await db
-    .updateTable('run_tasks')
-    .set({ lease_until: until })
-    .where('id', '=', id)
-    .where('state', '=', 'open')
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) > 0
+export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
+  const { rows } = await sql<TaskRow & { leased: boolean; watchdogs: number | string }>`with task as (
+    select * from run_tasks where id = ${id} and state = 'open'
+  ), leased as (
+    update run_tasks set lease_until = ${until}
+    where id in (select id from task) and state = 'open' and (lease_until is null or lease_until <= ${at})
+    returning id
+  ), watchdog as (
+    select ${watchdog} as job from task
+  )
+  select task.*, exists (select 1 from leased) as leased, (select count(*) from watchdog) as watchdogs from task`.execute(db)
+  const [row] = rows
+  if (!row) return { task: undefined, leased: false }
+  const { leased, watchdogs: _watchdogs, ...task } = row
+  return { task: task as TaskRow, leased: leased === true }
 }
 
 export async function releaseTaskLease(db: Kysely<Database>, id: string): Promise<void> {

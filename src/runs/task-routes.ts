@@ -79,7 +79,7 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const settlement = output
         ? { output: output.content ? { content: output.content } : { text: output.text as string }, usage: usage ?? null }
         : { problem: runProblem('agent-failed', `The agent reported: ${error!.detail}`) }
-      const outcome = await settleTask(db, app.config.runs, task.id, settlement)
+      const outcome = await settleTask(db, app.config.runs, task.id, settlement, task)
       if (outcome === 'closed') throw new AppError('task-closed', 'The task was closed (answered, canceled or superseded) before this answer; it no longer takes one.')
       if (output && usage) {
         const agent = await findAgent(db, task.workspace_id, task.agent_id)

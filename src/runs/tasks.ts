@@ -25,21 +25,32 @@ export function publicBase(app: FastifyInstance): string {
 
 export async function buildTaskPayload(
   db: Kysely<Database>,
-  input: { task: TaskRow; token: string; run: Run; agent: Agent; base: string },
+  input: {
+    task: TaskRow
+    token: string
+    run: Run
+    agent: Agent
+    base: string
+    /** The stream's name and the cycle's description when the caller has read them (delivery.ts): not read again. */
+    known?: { streamName: string; cycleDescription: string | null }
+  },
 ): Promise<TaskPayload> {
   const { task, run, agent } = input
   const phase = run.phases.find((p) => p.id === task.phase_run_id)
   if (!phase) throw new Error(`task ${task.id} names a phase its run does not have`)
-  const [stream, cycle, messages] = await Promise.all([
-    findStream(db, task.workspace_id, run.streamId),
-    findCycle(db, task.workspace_id, run.streamId, run.cycleId),
+  const [known, messages] = await Promise.all([
+    input.known ??
+      Promise.all([findStream(db, task.workspace_id, run.streamId), findCycle(db, task.workspace_id, run.streamId, run.cycleId)]).then(([stream, cycle]) => ({
+        streamName: stream?.name ?? '',
+        cycleDescription: cycle?.description ?? null,
+      })),
     listLatestMessages(db, task.workspace_id, run.streamId, RECENT_MESSAGES),
   ])
   return {
     task: { id: task.id, attempt: Number(task.attempt) },
     run: { id: run.id, input: run.input as JsonObject },
-    stream: { id: run.streamId, name: stream?.name ?? '' },
-    cycle: { id: run.cycleId, triggerName: run.triggerName, description: cycle?.description ?? null },
+    stream: { id: run.streamId, name: known.streamName },
+    cycle: { id: run.cycleId, triggerName: run.triggerName, description: known.cycleDescription },
     phase: { id: phase.id, index: phase.index, phaseName: phase.phaseName, goal: phase.goal, instructions: phase.instructions, feedback: task.feedback },
     agent: { id: agent.id, name: agent.name, instructions: agent.instructions, config: agent.config as JsonObject },
     previous: run.phases.filter((p) => p.index < phase.index && p.output !== null).map((p) => ({ phaseName: p.phaseName, text: p.output!.text })),

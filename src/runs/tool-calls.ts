@@ -10,9 +10,11 @@ import { normalizeHandle } from '../principals/handles.js'
 import { appendEvent } from '../events/store.js'
 import { enqueueJob } from '../jobs/index.js'
 import type { Principal } from '../principals/store.js'
-import { persistRun, type Transition } from './machine.js'
+import { failWaitingPhase, persistRun, type Transition } from './machine.js'
+import { DEFAULT_PHASE_POLICY } from '../cycles/policy.js'
+import { escalatedEvent, remindEffect, toolWaitOf, type ClockEffects } from './decision-timers.js'
 import { withLockedRun } from './locked.js'
-import { mayDecide } from './pool.js'
+import { mayAct } from '../inbox/items.js'
 import { snapshotOf } from './transitions.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import type { PhaseRun, Run } from './schemas.js'
@@ -141,8 +143,9 @@ async function resumeIfSettled(t: Transition, run: Run, phase: PhaseRun, taskId:
 
 type Caller = { workspaceId: string } & Pick<Principal, 'principalId' | 'role' | 'handle'>
 
-function checkPool(caller: Caller, phase: PhaseRun): void {
-  if (mayDecide(caller, phase)) return
+/** The pool rule for one waiting call (escalated with its own clock: admins too). */
+function checkPool(caller: Caller, phase: PhaseRun, callId: string): void {
+  if (mayAct(caller, phase, callId)) return
   const pool = phase.operatorPool.map((h) => `@${normalizeHandle(h)}`).join(', ')
   throw new AppError('forbidden', `Only ${pool || 'an admin or member'} may act on phase "${phase.phaseName}".`)
 }
@@ -159,29 +162,34 @@ export async function decideToolCall(
     if (!row) throw notFound('Tool call')
     const phase = run.phases.find((p) => p.id === row.phase_run_id)
     if (!phase) throw notFound('Tool call')
-    checkPool(caller, phase)
+    checkPool(caller, phase, row.id)
     if (phase.status !== 'running' && phase.status !== 'awaiting_tool_approval') {
       throw new AppError('not-awaiting-approval', `Phase "${phase.phaseName}" is ${phase.status}: its tool calls take no decision.`)
     }
     if (row.status !== 'awaiting_approval') throw new AppError('not-awaiting-approval', `The call of ${row.name} is ${row.status}, not awaiting an approval.`)
-    const at = now()
-    const approval: ToolCallApproval = { required: true, decision: input.decision, note: input.note, principalId: caller.principalId, handle: caller.handle, at }
-    const by = caller.handle ? `@${caller.handle}` : caller.principalId
-    const updated = await updateCall(
-      trx,
-      row.id,
-      input.decision === 'approve'
-        ? { status: 'running', approval: JSON.stringify(approval) }
-        : { status: 'denied', approval: JSON.stringify(approval), error: `denied by ${by}: ${input.note ?? '(no note)'}`, finished_at: at },
-    )
-    await recordToolCallEvent(trx, updated, run.streamId, 'tool_call.updated', t.traceparent)
-    // A call of the task tool route is made by a job of its own, keyed by the call (a loop's by its delivery).
-    if (input.decision === 'approve' && Number(row.step) === 0) await enqueueJob(trx, CALL_TOOL_JOB, { callId: row.id }, { jobKey: callKey(row.id) })
-    await resumeIfSettled(t, run, phase, row.task_id)
-    return toToolCall(updated)
+    return toToolCall(await settleApproval(t, run, phase, row, input.decision, input.note, caller))
   })
   if (!outcome) throw notFound('Run')
   return outcome
+}
+
+/** Records the decision on a call awaiting approval (an operator's, or the system's at expiry) and resumes the phase. */
+async function settleApproval(t: Transition, run: Run, phase: PhaseRun, row: ToolCallRow, decision: 'approve' | 'deny', note: string | null, by: Pick<Caller, 'principalId' | 'handle'>): Promise<ToolCallRow> {
+  const at = now()
+  const approval: ToolCallApproval = { required: true, decision, note, principalId: by.principalId, handle: by.handle, at }
+  const who = by.handle ? `@${by.handle}` : by.principalId
+  const updated = await updateCall(
+    t.db,
+    row.id,
+    decision === 'approve'
+      ? { status: 'running', approval: JSON.stringify(approval) }
+      : { status: 'denied', approval: JSON.stringify(approval), error: `denied by ${who}: ${note ?? '(no note)'}`, finished_at: at },
+  )
+  await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  // A call of the task tool route is made by a job of its own, keyed by the call (a loop's by its delivery).
+  if (decision === 'approve' && Number(row.step) === 0) await enqueueJob(t.db, CALL_TOOL_JOB, { callId: row.id }, { jobKey: callKey(row.id) })
+  await resumeIfSettled(t, run, phase, row.task_id)
+  return updated
 }
 
 /** An operator's answer to the phase's `tandem.ask_operator` question: the tool's result. */
@@ -194,11 +202,11 @@ export async function answerQuestion(
   const outcome = await withLockedRun(trx, settings, input.runId, caller.workspaceId, async (t, run) => {
     const phase = run.phases.find((p) => p.id === input.phaseRunId.toLowerCase())
     if (!phase) throw notFound('Phase')
-    checkPool(caller, phase)
     const row = await trx
       .selectFrom('tool_calls').selectAll()
       .where('phase_run_id', '=', phase.id).where('name', '=', ASK_OPERATOR).where('status', '=', 'running')
       .orderBy('id', 'desc').executeTakeFirst()
+    checkPool(caller, phase, row?.id ?? '')
     if (phase.status !== 'awaiting_input' || !row) {
       throw new AppError('not-awaiting-input', `Phase "${phase.phaseName}" is ${phase.status}, not waiting for an answer to a question.`)
     }
@@ -209,4 +217,97 @@ export async function answerQuestion(
   })
   if (!outcome) throw notFound('Run')
   return outcome
+}
+
+/** The system's decision at a tool wait's expiry (handle `system`, the note `expired`). */
+const SYSTEM = { principalId: 'system', handle: 'system' }
+
+/** A waiting call of the locked run, as its clock's effect reads it (null when it no longer waits). */
+async function waitingCall(t: Transition, phase: PhaseRun, callId: string | null): Promise<ToolCallRow | null> {
+  if (callId === null || !toolWaitOf(phase, callId)) return null
+  const row = await t.db.selectFrom('tool_calls').selectAll().where('id', '=', callId).executeTakeFirst()
+  return row && awaitsOperator(row) ? row : null
+}
+
+/** Escalation of one waiting call: admins may act on it as if in the phase's pool, and it joins their inboxes. */
+async function escalateToolWait(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void> {
+  const wait = callId === null ? undefined : toolWaitOf(phase, callId)
+  if (!wait || wait.escalated) return
+  const before = snapshotOf(run)
+  wait.escalated = true
+  await persistRun(t, run, 'clock', before)
+  await escalatedEvent(phase.id, 'timer', wait.callId)(t, run)
+}
+
+/** Fails the waiting phase at expiry (onExpire `fail`), the call settled first so the list shows why. */
+async function failOnExpiry(t: Transition, run: Run, phase: PhaseRun, row: ToolCallRow, what: string): Promise<void> {
+  const after = phase.policy?.expireAfter ?? DEFAULT_PHASE_POLICY.expireAfter
+  const status = row.status === 'awaiting_approval' ? 'denied' : 'failed'
+  const updated = await updateCall(t.db, row.id, { status, error: `expired: no one ${what} within ${after} (onExpire: fail)`, finished_at: now() })
+  await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  await failWaitingPhase(t, run, phase, `No one ${what} of phase "${phase.phaseName}" within ${after}; its policy fails it (onExpire: fail).`)
+}
+
+/** Expiry of a tool approval: onExpire `approve` approves the call, `reject` (the default) denies it, `fail` fails the phase. */
+async function expireApproval(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void> {
+  const row = await waitingCall(t, phase, callId)
+  if (!row) return
+  const onExpire = phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire
+  if (onExpire === 'fail') return failOnExpiry(t, run, phase, row, `decided the call of ${row.name}`)
+  await settleApproval(t, run, phase, row, onExpire === 'approve' ? 'approve' : 'deny', 'expired', SYSTEM)
+}
+
+/** What the model reads when a question expires unanswered (onExpire `reject` or `approve`: an answer cannot be made up). */
+export const NO_ANSWER = 'no answer before the deadline'
+
+/** Expiry of a question: the call fails with NO_ANSWER and the loop goes on; onExpire `fail` fails the phase. */
+async function expireQuestion(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void> {
+  const row = await waitingCall(t, phase, callId)
+  if (!row) return
+  if ((phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire) === 'fail') return failOnExpiry(t, run, phase, row, 'answered the question')
+  const updated = await updateCall(t.db, row.id, { status: 'failed', error: NO_ANSWER, finished_at: now() })
+  await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  await resumeIfSettled(t, run, phase, row.task_id)
+}
+
+/** What the tool waits' timers do (decision-timers.ts runs them, once per key, under the run's lock). */
+export const TOOL_CLOCK_EFFECTS: { tool_approval: ClockEffects; question: ClockEffects } = {
+  tool_approval: { remind: remindEffect, escalate: escalateToolWait, expire: expireApproval },
+  question: { remind: remindEffect, escalate: escalateToolWait, expire: expireQuestion },
+}
+
+/**
+ * What a call of the task tool route reads when it was still in flight as its task ended: the process making it
+ * stopped (a restart), or the task ended first. Settled as failed, the way the model loop's calls are (tool-exec.ts).
+ */
+export const UNSETTLED = 'interrupted: the task ended while this call was in flight (Tandem stopped, or the task ended first); its outcome was not recorded, and it may or may not have taken effect.'
+
+const ACTIVE: ReadonlyArray<PhaseRun['status']> = ['running', 'awaiting_tool_approval', 'awaiting_input']
+
+/**
+ * persistRun, for the phases that stopped being at work in this step (answered, failed, canceled): their calls of
+ * the task tool route still in flight (dispatched, never finished) whose task is closed are settled as failed
+ * (UNSETTLED), so none stays `running` forever. A request that was really still making one finds it settled and
+ * leaves it so (tool-exec.ts finishCall).
+ */
+export async function settleEndedCalls(t: Transition, run: Run, before: { status: string; phases: ReadonlyArray<PhaseRun['status']> }): Promise<void> {
+  if (before.status === 'new') return
+  const ended = run.phases.filter((p) => ACTIVE.includes(before.phases[p.index]!) && !ACTIVE.includes(p.status)).map((p) => p.id)
+  if (ended.length === 0) return
+  const rows = await t.db
+    .selectFrom('tool_calls')
+    .innerJoin('run_tasks', 'run_tasks.id', 'tool_calls.task_id')
+    .select('tool_calls.id')
+    .where('tool_calls.run_id', '=', run.id)
+    .where('tool_calls.phase_run_id', 'in', ended)
+    .where('tool_calls.step', '=', 0)
+    .where('tool_calls.status', '=', 'running')
+    .where('tool_calls.dispatched_at', 'is not', null)
+    .where('tool_calls.finished_at', 'is', null)
+    .where('run_tasks.state', '!=', 'open')
+    .execute()
+  for (const { id } of rows) {
+    const updated = await updateCall(t.db, id, { status: 'failed', error: UNSETTLED, finished_at: now() })
+    await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  }
 }

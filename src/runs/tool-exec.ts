@@ -11,7 +11,7 @@ import type { ToolDefinition } from '../tools/definitions.js'
 import { contentOf } from './machine.js'
 import type { Run } from './schemas.js'
 import type { ToolCallRow } from './tool-calls.js'
-import { recordToolCallEvent, updateCall } from './tool-calls.js'
+import { recordToolCallEvent } from './tool-calls.js'
 
 export const INTERRUPTED = 'Tandem stopped while this call was in flight (a restart); it was not made again, and may or may not have taken effect.'
 
@@ -62,7 +62,10 @@ export async function performTool(app: FastifyInstance, scope: ToolScope, tool: 
 /** Records how a call ended, with its `tool_call.updated` event. */
 export async function finishCall(app: FastifyInstance, scope: ToolScope, row: ToolCallRow, outcome: ToolOutcome): Promise<ToolCallRow> {
   return app.database.db.transaction().execute(async (trx) => {
-    const updated = await updateCall(trx, row.id, outcome.ok ? { status: 'succeeded', output: outcome.output, finished_at: now() } : { status: 'failed', error: outcome.error, finished_at: now() })
+    const changes = outcome.ok ? { status: 'succeeded' as const, output: outcome.output, finished_at: now() } : { status: 'failed' as const, error: outcome.error, finished_at: now() }
+    // A call settled meanwhile (its task ended with it in flight: tool-calls.ts settleEndedCalls) stays as settled.
+    const updated = await trx.updateTable('tool_calls').set(changes).where('id', '=', row.id).where('finished_at', 'is', null).returningAll().executeTakeFirst()
+    if (!updated) return trx.selectFrom('tool_calls').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
     await recordToolCallEvent(trx, updated, scope.run.streamId, 'tool_call.updated', scope.traceparent)
     return updated
   })

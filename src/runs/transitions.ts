@@ -20,8 +20,9 @@ export const RUN_TRANSITIONS: Record<RunEvent, Moves<RunStatus | 'new'>> = {
   fail: { running: ['failed'] },
   decide: { waiting: ['running', 'waiting', 'succeeded', 'failed', 'rejected'] },
   cancel: { queued: ['canceled'], running: ['canceled'], waiting: ['canceled'] },
-  // A decision clock's timer that changes the run without a decision (an escalation): it keeps waiting.
-  clock: { waiting: ['waiting'] },
+  // A clock's timer that changes the run without a decision: an escalation (it keeps waiting), or a tool
+  // approval's or question's expiry with onExpire `fail` (the phase and the run fail).
+  clock: { waiting: ['waiting', 'failed'] },
   // A model's tool call waits for an approval or an operator's answer (docs/tools-and-approvals.md); warnings
   // recorded while the phase runs are a tool_wait that moves nothing.
   tool_wait: { running: ['running', 'waiting'] },
@@ -40,7 +41,8 @@ export const PHASE_TRANSITIONS: Record<RunEvent, Moves<PhaseStatus>> = {
   // approve → succeeded (and the next phase begins) once the quorum is met, else it stays; revise → running again;
   // reject → failed; the system's `fail` at expiry → failed.
   decide: { ...BEGIN, awaiting_decision: ['succeeded', 'running', 'failed'] },
-  clock: {},
+  // A tool approval's or a question's expiry with onExpire `fail` fails the phase (decision-expired).
+  clock: { awaiting_tool_approval: ['failed'], awaiting_input: ['failed'] },
   cancel: { pending: ['canceled'], running: ['canceled'], awaiting_decision: ['canceled'], awaiting_tool_approval: ['canceled'], awaiting_input: ['canceled'] },
   tool_wait: { running: ['awaiting_tool_approval', 'awaiting_input'] },
   tool_resume: { awaiting_tool_approval: ['running', 'awaiting_input'], awaiting_input: ['running', 'awaiting_tool_approval'] },

@@ -4,18 +4,13 @@
 // Text is forwarded as it streams (context.onDelta). At most `host.maxSteps` model steps (TANDEM_TOOL_STEPS): a
 // model still asking for tools at the last one ends the phase with a problem that says so. What the tools do,
 // where calls are recorded and how the phase waits belongs to the host (src/runs/tool-calls-host.ts).
-import { APICallError } from '@ai-sdk/provider'
-import { jsonSchema, RetryError, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai'
-import type { AdapterContext, DeliveryOutcome } from '../runs/adapters/adapter.js'
-import { errorOutcome, isEgressDenied, malformed, redact, statusOutcome } from '../runs/adapters/outcome.js'
+import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai'
+import type { AdapterContext, DeliveryOutcome, Usage } from '../runs/adapters/adapter.js'
+import { modelErrorOutcome } from '../runs/adapters/ai-sdk.js'
+import { malformed } from '../runs/adapters/outcome.js'
 import type { Prompt } from '../runs/adapters/prompt.js'
 import type { ToolDefinition } from './definitions.js'
 import { vendorToolNames } from './vendor-names.js'
-
-export interface Usage {
-  inputTokens: number
-  outputTokens: number
-}
 
 /**
  * What the loop has done so far: the messages (the prompt first), the tokens used, the model steps taken, and the
@@ -55,27 +50,6 @@ export interface ToolLoopHost {
   resume(signal: AbortSignal): Promise<({ state: LoopState } & HostAnswer) | null>
   /** Records the step's calls (state holds the assistant message that asked for them) and makes what can be made now. */
   step(state: LoopState, calls: RequestedCall[], signal: AbortSignal): Promise<HostAnswer>
-}
-
-function headerOf(headers: Record<string, string> | undefined, name: string): string | null {
-  if (!headers) return null
-  const key = Object.keys(headers).find((k) => k.toLowerCase() === name)
-  return key ? (headers[key] ?? null) : null
-}
-
-const isAbort = (error: unknown) => error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')
-
-/** An error thrown by the AI SDK or the vendor, as a delivery outcome (the same mapping as a single answer). */
-function modelErrorOutcome(vendor: string, thrown: unknown, context: AdapterContext, secret: string | null): DeliveryOutcome {
-  const error = RetryError.isInstance(thrown) ? thrown.lastError : thrown
-  if (isEgressDenied(error)) return errorOutcome(vendor, error, context)
-  if (APICallError.isInstance(error) && error.statusCode !== undefined) {
-    if (error.statusCode >= 200 && error.statusCode < 300) return malformed(vendor, 'answered with a malformed response')
-    return statusOutcome(vendor, error.statusCode, headerOf(error.responseHeaders, 'retry-after'))
-  }
-  if (APICallError.isInstance(error) || context.signal.aborted || error instanceof TypeError || isAbort(error)) return errorOutcome(vendor, error, context)
-  const name = error instanceof Error ? error.name : 'error'
-  return malformed(vendor, redact(`answered with a response that could not be read (${name})`, secret))
 }
 
 function toolMessage(results: CallResult[]): ModelMessage {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { createApiKey } from '../../src/principals/store.js'
+import { finishCall } from '../../src/runs/tool-exec.js'
 import { build, dialects, send } from '../helpers.js'
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
@@ -108,6 +109,22 @@ for (const dialect of dialects()) {
       const read = (await send(app, 'GET', `/api/tasks/${payload.task.id}/tool-calls/${res.json().callId}`, undefined, asAgent(payload))).json()
       assert.deepEqual([read.status, read.output], ['succeeded', 'the old one'])
       assert.equal((await getRun(app, payload.run.id)).phases[0].status, 'running')
+    })
+
+    it('a call in flight when its task ends (a crash) is settled as failed, interrupted; a late finish leaves it so', async () => {
+      const payload = await claimed()
+      const res = await send(app, 'POST', `${local(payload.toolsUrl)}/files.echo`, { input: { text: 'lost' } }, asAgent(payload))
+      const callId = res.json().callId
+      // As a process killed while making it leaves it: dispatched, never finished.
+      await app.database.db.updateTable('tool_calls').set({ status: 'running', output: null, finished_at: null }).where('id', '=', callId).execute()
+      assert.equal((await send(app, 'POST', local(payload.result.url), { output: { text: 'done' } }, asAgent(payload))).statusCode, 200)
+      await runIn(app, payload.run.id, 'succeeded')
+      const list = (await send(app, 'GET', `/api/runs/${payload.run.id}/tool-calls`)).json().data
+      assert.deepEqual([list[0].status, list[0].error.startsWith('interrupted:')], ['failed', true])
+      const row = await app.database.db.selectFrom('tool_calls').selectAll().where('id', '=', callId).executeTakeFirstOrThrow()
+      const run = await getRun(app, payload.run.id)
+      const late = await finishCall(app, { workspaceId: row.workspace_id, run, agentId, traceparent: null }, row, { ok: true, output: 'late' })
+      assert.equal(late.status, 'failed', 'a late finish does not overwrite the settled call')
     })
 
     it('refusals: a tool it does not have 404, bad input 400 with /input, another task\'s token 401', async () => {

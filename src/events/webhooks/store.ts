@@ -128,6 +128,13 @@ export async function listDeliveries(db: Kysely<Database>, webhookId: string, li
   return (await query.orderBy('id').limit(limit).execute()).map(toDelivery)
 }
 
+/** An enabled subscription as scheduleDeliveries matches it (`events`: its JSON text). */
+export interface Subscription {
+  id: string
+  events: string
+  stream_id: string | null
+}
+
 // Run by every event of every change: compiled once.
 const selectSubscriptions = prepared(1, (db, workspaceId: Expression<string>) =>
   db.selectFrom('webhooks').select(['id', 'events', 'stream_id']).where('workspace_id', '=', workspaceId).where('enabled', '=', 1),
@@ -138,8 +145,14 @@ const selectSubscriptions = prepared(1, (db, workspaceId: Expression<string>) =>
  * this event. Called by appendEvent inside the transaction of the change; each delivery is a span of the
  * change's trace (none when it has none).
  */
-export async function scheduleDeliveries(db: Kysely<Database>, workspaceId: string, event: StreamEvent, traceparent: string | null): Promise<void> {
-  const candidates = await selectSubscriptions(db, workspaceId)
+export async function scheduleDeliveries(
+  db: Kysely<Database>,
+  workspaceId: string,
+  event: StreamEvent,
+  traceparent: string | null,
+  subscriptions?: Subscription[],
+): Promise<void> {
+  const candidates = subscriptions ?? (await selectSubscriptions(db, workspaceId))
   const at = now()
   for (const webhook of candidates) {
     if (webhook.stream_id !== null && webhook.stream_id !== event.streamId) continue

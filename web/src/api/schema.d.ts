@@ -799,8 +799,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Say you are on it: claim a phase awaiting a decision
-         * @description Marks the item `claimedBy` your handle for TANDEM_CLAIM_TTL_S (900 s here); a claim by someone else replaces it. A signal, not a lock: others may still decide.
+         * Say you are on it: claim a phase awaiting a decision, a tool approval or an answer
+         * @description Marks the phase's current wait `claimedBy` your handle for TANDEM_CLAIM_TTL_S (900 s here): its decision, or the tool approvals / question it waits for (the response is the oldest such item). A claim by someone else replaces it. A signal, not a lock: others may still decide.
          */
         post: operations["claimInboxItem"];
         /**
@@ -2025,6 +2025,8 @@ export interface components {
             deadlines?: components["schemas"]["DecisionDeadlines"];
             /** @description the phase's decision was escalated: admins may decide it as if in its pool */
             escalated?: boolean;
+            /** @description while the phase is awaiting_tool_approval or awaiting_input: the waiting calls' clocks */
+            toolWaits?: components["schemas"]["ToolWait"][];
         };
         /** PhaseSummary */
         PhaseSummary: {
@@ -2619,6 +2621,40 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["ToolCall"];
+        };
+        /**
+         * ToolWait
+         * @description a tool call awaiting an approval, or a question awaiting an answer, on the phase's decision clock (docs/operators.md)
+         */
+        ToolWait: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            callId: string;
+            /** @enum {string} */
+            kind: "tool_approval" | "question";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            since: string;
+            /** @description the phase attempt (task) the call belongs to */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            remindAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            escalateAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            expireAt: string | null;
+            /** @description admins may act on this call as if in the phase's pool */
+            escalated: boolean;
         };
         /** TriggerResult */
         TriggerResult: {
