@@ -1,6 +1,6 @@
 // The console in real Chromium (playwright-core driving /usr/bin/chromium) against a real Tandem on each
 // database: streams, chat (rich text, edits, a lost edit race, live messages, agents by name, mentions,
-// relative times, decisions inline), cycles (the phase editor), runs (the stepper), agents (field errors,
+// relative times, decisions inline, a streaming answer), cycles (the phase editor), runs (the stepper, usage and cost), agents (field errors,
 // namesakes, avatars, the credential picker), credentials, the command palette, shortcuts and themes, the key
 // prompt; axe-core on every page in both themes; no request to another origin and no CSP violation anywhere.
 // One browser for the whole file. Every page is photographed in both themes into test-results/console/ on
@@ -14,6 +14,8 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
+import { startAnthropicToolFake } from '../fakes/vendors/tool-models.js'
 
 const CHROMIUM = process.env.TANDEM_TEST_CHROMIUM ?? '/usr/bin/chromium'
 const ARTEFACTS = 'test-results/console'
@@ -494,6 +496,148 @@ test('the console in Chromium', async (t) => {
         await page.getByText('No agents yet.').waitFor(WAIT)
       })
 
+      await step(t, current, `${dialect} agents: the tools picker lists Tandem's tools and each MCP server's live list`, async () => {
+        // A real MCP server (the official SDK on 127.0.0.1) whose delete_* tools need an approval, and one that is down.
+        const fake = await startFakeMcpServer()
+        t.after(() => fake.close())
+        const files = (await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: fake.url, approval: { 'delete_*': 'always' } })).json()
+        const down = (await send(app, 'POST', '/api/mcp-servers', { name: 'offline', url: await downMcpUrl() })).json()
+        await page.goto('/agents')
+        await page.getByRole('heading', { name: 'Agents' }).waitFor()
+        const picker = page.getByRole('group', { name: 'Tools', exact: true })
+        const tandem = picker.getByRole('group', { name: 'Tandem' })
+        for (const name of ['tandem.read_messages', 'tandem.post_message', 'tandem.ask_operator']) await tandem.getByRole('checkbox', { name }).waitFor(WAIT)
+        const server = picker.getByRole('group', { name: 'MCP server files' })
+        await server.getByRole('checkbox', { name: 'files.echo' }).waitFor(WAIT)
+        // The server's own descriptions, and the approval its globs give each tool.
+        assert.equal(await server.getByRole('checkbox', { name: 'files.echo' }).getAttribute('aria-describedby') !== null, true)
+        await server.getByText('Says the text back.').waitFor(WAIT)
+        await server.getByRole('listitem').filter({ hasText: 'files.delete_file' }).getByText('needs approval').waitFor(WAIT)
+        assert.equal(await server.getByRole('listitem').filter({ hasText: 'files.echo' }).getByText('needs approval').count(), 0)
+        // A server that cannot be reached says so (502 mcp-unreachable) in its own group; the others still work.
+        await picker.getByRole('group', { name: 'MCP server offline' }).getByRole('alert').filter({ hasText: 'could not be listed' }).waitFor(WAIT)
+
+        await page.getByRole('textbox', { name: 'Name' }).fill('Librarian')
+        await page.getByRole('textbox', { name: 'Endpoint URL' }).fill('https://agents.example/librarian')
+        await tandem.getByRole('checkbox', { name: 'tandem.read_messages' }).check()
+        await server.getByRole('checkbox', { name: 'files.echo' }).check()
+        await server.getByRole('checkbox', { name: 'files.delete_file' }).check()
+        // Another entry (the spec accepts any string): kept as a chip, removable.
+        await picker.getByRole('textbox', { name: 'Other tool' }).fill('github.search')
+        await picker.getByRole('textbox', { name: 'Other tool' }).press('Enter')
+        await picker.getByRole('list', { name: 'Other tool entries' }).getByText('github.search').waitFor(WAIT)
+        await picker.getByRole('textbox', { name: 'Other tool' }).fill('typo')
+        await picker.getByRole('button', { name: 'Add tool' }).click()
+        await picker.getByRole('button', { name: 'Remove typo' }).click()
+        await picker.getByText('4 of at most 50 chosen.').waitFor(WAIT)
+        await checkPage(page, 'agents with the tools picker', shots && 'agents-tools')
+        await page.getByRole('button', { name: 'Create agent' }).click()
+        await page.getByRole('listitem').filter({ hasText: 'Librarian' }).waitFor(WAIT)
+        let [agent] = (await send(app, 'GET', '/api/agents')).json().data.filter((a: any) => a.name === 'Librarian')
+        assert.deepEqual(agent.capabilities.tools, ['tandem.read_messages', 'files.echo', 'files.delete_file', 'github.search'])
+
+        // Editing: the saved entries are checked; "every tool" of a server covers (and replaces) its single tools.
+        await page.getByRole('button', { name: 'Edit Librarian' }).click()
+        const form = page.getByRole('form', { name: 'Edit Librarian' })
+        const edited = form.getByRole('group', { name: 'MCP server files' })
+        assert.equal(await edited.getByRole('checkbox', { name: 'files.echo' }).isChecked(), true)
+        await edited.getByRole('checkbox', { name: 'files.*' }).check()
+        assert.equal(await edited.getByRole('checkbox', { name: 'files.big' }).isDisabled(), true)
+        assert.equal(await edited.getByRole('checkbox', { name: 'files.big' }).isChecked(), true)
+        await edited.getByRole('checkbox', { name: 'files.*' }).waitFor(WAIT)
+        await form.getByRole('button', { name: 'Save agent' }).click()
+        await form.waitFor({ state: 'detached', ...WAIT })
+        ;[agent] = (await send(app, 'GET', '/api/agents')).json().data.filter((a: any) => a.name === 'Librarian')
+        assert.deepEqual(agent.capabilities.tools, ['tandem.read_messages', 'github.search', 'files.*'])
+
+        assert.equal((await send(app, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 204)
+        for (const s of [files, down]) assert.equal((await send(app, 'DELETE', `/api/mcp-servers/${s.id}`)).statusCode, 204)
+      })
+
+      await step(t, current, `${dialect} cycles: a decision policy edited beside the phases, its deadlines counted down in the run`, async () => {
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Policies' })).json()
+        await page.goto(`/streams/${stream.id}`)
+        await page.getByRole('tab', { name: 'Cycles' }).click()
+        const draft = page.getByRole('region', { name: 'Draft' })
+        await draft.getByRole('button', { name: 'Add phase' }).click()
+        const phase = draft.getByRole('listitem', { name: /^Phase 1:/ })
+        await phase.getByRole('textbox', { name: 'Phase name' }).fill('Sign off')
+        await phase.getByRole('switch').check()
+        const policy = draft.getByRole('group', { name: 'Decision policy' })
+        await policy.getByRole('textbox', { name: 'Remind after' }).fill('1h')
+        await policy.getByRole('textbox', { name: 'Remind after' }).press('Tab')
+        assert.equal(await policy.getByRole('textbox', { name: 'Remind after' }).inputValue(), 'PT1H', 'a short duration is written out as ISO 8601')
+        await phase.getByText('Policy of Sign off').click()
+        await phase.getByRole('textbox', { name: 'Expire after' }).fill('PT30M')
+        await phase.getByRole('textbox', { name: 'Expire after' }).press('Tab')
+        await phase.getByRole('combobox', { name: 'On expiry' }).selectOption('approve')
+        await checkPage(page, 'cycles with a decision policy', shots && 'cycles-policy')
+        await page.getByRole('button', { name: 'Save cycle' }).click()
+        await page.getByText('Policy: remind after 1 h; 1 phase has its own.').waitFor(WAIT)
+        const [saved] = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/cycles`)).json().data
+        assert.deepEqual(saved.policy, { decision: { remindAfter: 'PT1H' }, phases: { [saved.phasesTemplate[0].id]: { expireAfter: 'PT30M', onExpire: 'approve' } } })
+        await page.getByRole('button', { name: 'Start run' }).click()
+        const waiting = page.locator('.phase.awaiting_decision')
+        await waiting.locator('.deadlines').getByText(/reminder in (1 hour|60 minutes)/).waitFor(WAIT)
+        await waiting.locator('.deadlines').getByText(/expires in 30 minutes/).waitFor(WAIT)
+        assert.match((await waiting.locator('.deadlines time').first().getAttribute('title')) ?? '', /\d{4}/)
+        await checkPage(page, 'runs with deadlines', shots && 'runs-deadlines')
+        await page.getByRole('button', { name: 'Cancel run' }).click()
+        await page.locator('.run-head .status.canceled').waitFor(WAIT)
+      })
+
+      await step(t, current, `${dialect} tool calls: an approval in the inbox and the stepper, a question answered in the chat`, async () => {
+        // A Claude agent (a local fake of the Messages API) whose model calls an MCP tool that needs an approval, then asks.
+        const model = await startAnthropicToolFake()
+        const fake = await startFakeMcpServer()
+        t.after(async () => { await model.close(); await fake.close() })
+        const server = (await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: fake.url, approval: { 'delete_*': 'always' } })).json()
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Tools at work' })).json()
+        const agent = (await send(app, 'POST', '/api/agents', { name: 'Janitor', providerType: 'claude', authMode: 'none', endpointUrl: model.base, config: { model: 'claude-test' }, capabilities: { streaming: false, tools: ['files.*', 'tandem.ask_operator'] } })).json()
+        const cycle = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
+          triggerName: 'cleanup', description: 'Clean up',
+          phasesTemplate: [{ id: '01890a5d-ac96-774b-bcce-b302099a8301', agentId: agent.id, phaseName: 'Clean', goal: 'Old files are gone', instructions: '', autoAdvance: true, operatorPool: ['local'] }],
+        })).json()
+        model.turns.set(
+          { calls: [{ name: 'files__delete_file', input: { path: '/tmp/old.log' } }] },
+          { calls: [{ name: 'tandem__ask_operator', input: { question: 'Delete /tmp/older.log too?' } }] },
+          { text: 'Deleted /tmp/old.log; kept the other.' },
+        )
+        const run = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}/runs`, {})).json()
+        await page.goto('/inbox')
+        const item = page.getByRole('listitem', { name: 'Tool approval: Clean in Tools at work' })
+        await item.getByRole('button', { name: 'Deny' }).waitFor({ timeout: 15000 })
+        await item.getByRole('button', { name: 'Claim' }).waitFor(WAIT)
+        await checkPage(page, 'inbox with a tool approval', shots && 'inbox-tool-approval')
+        await page.goto(`/streams/${stream.id}`)
+        await page.getByRole('tab', { name: 'Runs' }).click()
+        const call = page.getByRole('list', { name: 'Tool calls of Clean' }).getByRole('listitem', { name: 'Tool call files.delete_file' })
+        await call.getByText('awaiting approval').waitFor(WAIT)
+        await page.locator('.phase.awaiting_tool_approval .badge.status').getByText('Awaiting tool approval').waitFor(WAIT)
+        // The run's header says what it waits for.
+        await page.locator('.run-head .status.waiting').getByText('Waiting for a tool approval', { exact: true }).waitFor(WAIT)
+        await checkPage(page, 'runs with a tool call awaiting approval', shots && 'runs-tool-approval')
+        await call.getByRole('button', { name: 'Approve' }).click()
+        await call.getByText('@local approved').waitFor({ timeout: 15000 })
+        // The question, in the chat's flow: answered there.
+        await page.getByRole('tab', { name: 'Chat' }).click()
+        const asks = page.locator('.tool-entry').filter({ hasText: 'Delete /tmp/older.log too?' })
+        await asks.getByRole('textbox', { name: 'Answer' }).waitFor({ timeout: 15000 })
+        await checkPage(page, 'chat with tool calls and a question', shots && 'chat-tools')
+        await page.getByRole('tab', { name: 'Runs' }).click()
+        await page.locator('.run-head .status.waiting').getByText('Waiting for an answer', { exact: true }).waitFor(WAIT)
+        await page.getByRole('tab', { name: 'Chat' }).click()
+        await asks.getByRole('textbox', { name: 'Answer' }).fill('No, keep it.')
+        await asks.getByRole('button', { name: 'Send answer' }).click()
+        await page.locator('.messages').getByText('Deleted /tmp/old.log; kept the other.').waitFor({ timeout: 15000 })
+        const calls = (await send(app, 'GET', `/api/runs/${run.id}/tool-calls`)).json().data
+        assert.equal(fake.calls.filter((c) => c.name === 'delete_file').length, 1, 'the call is made once, after the approval')
+        assert.deepEqual(calls.map((c: any) => [c.name, c.status]), [['files.delete_file', 'succeeded'], ['tandem.ask_operator', 'succeeded']])
+        assert.equal(calls[1].output, 'No, keep it.')
+        assert.equal((await send(app, 'DELETE', `/api/agents/${agent.id}`)).statusCode, 204)
+        assert.equal((await send(app, 'DELETE', `/api/mcp-servers/${server.id}`)).statusCode, 204)
+      })
+
       await step(t, current, `${dialect} runs: start, request changes, approve, reject, cancel`, async () => {
         const agent = await webhookAgent()
         t.after(() => agent.server.close())
@@ -518,6 +662,7 @@ test('the console in Chromium', async (t) => {
         // The stepper: the agent by name (never "Agent 78b9243b"), a status badge, numbered once.
         await waiting.locator('.agent-name').getByText('Writer').waitFor(WAIT)
         assert.equal(await waiting.locator('.badge.status').textContent(), 'Awaiting decision')
+        assert.equal(await page.locator('.run-head .status.waiting').textContent(), 'Waiting for a decision')
         assert.equal(await waiting.getByRole('heading', { level: 4 }).textContent(), 'Phase 1: Write reply')
         await checkPage(page, 'runs awaiting a decision', shots && 'runs-awaiting-decision')
         await waiting.getByRole('textbox', { name: 'Note' }).fill('Shorter, please')
@@ -562,6 +707,88 @@ test('the console in Chromium', async (t) => {
         assert.deepEqual(runs.map((r: any) => r.status), ['rejected', 'canceled'])
         await checkPage(page, 'finished runs', shots && 'runs')
         assert.equal((await send(app, 'DELETE', `/api/agents/${writer.id}`)).statusCode, 204)
+      })
+
+      await step(t, current, `${dialect} streaming: the answer grows under "Writing…", whole after message.completed; tokens and cost on the run and phase`, async () => {
+        // A webhook agent answering with text/event-stream; the test lets each part go, so every state is seen.
+        const gates = [0, 1].map(() => {
+          let resolve = () => {}
+          const promise = new Promise<void>((r) => (resolve = r))
+          return { promise, resolve }
+        })
+        const server = createServer((request, response) => {
+          request.resume()
+          request.on('end', async () => {
+            response.writeHead(200, { 'content-type': 'text/event-stream' })
+            response.write(`data: ${JSON.stringify({ delta: 'Refund approved: ' })}\n\n`)
+            await gates[0]!.promise
+            response.write(`data: ${JSON.stringify({ delta: 'order 42' })}\n\n`)
+            await gates[1]!.promise
+            response.end(`data: ${JSON.stringify({ output: { text: 'Refund approved: order 42, paid back today.' }, usage: { inputTokens: 1200, outputTokens: 300 } })}\n\n`)
+          })
+        })
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+        t.after(() => { for (const gate of gates) gate.resolve(); server.closeAllConnections(); server.close() })
+        const stream = (await send(app, 'POST', '/api/streams', { name: 'Refunds' })).json()
+        const refunder = await send(app, 'POST', '/api/agents', {
+          name: 'Refunder', providerType: 'custom_webhook', endpointUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+          capabilities: { streaming: true, tools: [] }, config: { pricing: { inputPerMTok: 3, outputPerMTok: 15 } },
+        })
+        assert.equal(refunder.statusCode, 201, refunder.body)
+        const cycle = await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles`, {
+          triggerName: 'refund', description: 'Answer a refund request',
+          phasesTemplate: [{ id: '01890a5d-ac96-774b-bcce-b302099a8101', agentId: refunder.json().id, phaseName: 'Answer', goal: 'Answered', instructions: '', autoAdvance: true, operatorPool: [] }],
+        })
+        assert.equal(cycle.statusCode, 201, cycle.body)
+        await page.goto(`/streams/${stream.id}`)
+        await page.getByText('No messages yet.').waitFor(WAIT)
+        const run = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.json().id}/runs`, {})).json()
+
+        // The first delta: the message appears, busy, with its badge and no Edit.
+        const item = page.locator('.message.agent').filter({ hasText: 'Refund approved:' })
+        await item.waitFor(WAIT)
+        assert.equal(await item.getAttribute('aria-busy'), 'true')
+        await item.getByText('Writing…').waitFor(WAIT)
+        await item.locator('.meta').getByText('Refunder', { exact: true }).waitFor(WAIT)
+        const [avatar, body] = [await item.locator('.avatar').first().boundingBox(), await item.locator('.body').boundingBox()]
+        assert.ok(avatar && body && body.x >= avatar.x + avatar.width && Math.abs(body.y - avatar.y) < 20, 'the text beside the avatar, as in any message (no busy spinner taking its column)')
+        assert.equal(await item.getByRole('button', { name: 'Edit' }).count(), 0, 'a streaming message offers no Edit')
+        const [streaming] = (await send(app, 'GET', `/api/chat/streams/${stream.id}/messages`)).json().data
+        assert.equal(streaming.status, 'streaming')
+        const edit = await send(app, 'PATCH', `/api/chat/messages/${streaming.id}`, { content: content('Overwritten') })
+        assert.equal(edit.statusCode, 409)
+        assert.equal(edit.json().type, 'urn:tandem:problem:message-streaming')
+        await checkPage(page, 'chat with an answer being written', shots && 'chat-streaming')
+
+        // The second delta: the same message grows, still busy.
+        gates[0]!.resolve()
+        await item.getByText('Refund approved: order 42', { exact: true }).waitFor(WAIT)
+        assert.equal(await item.getAttribute('aria-busy'), 'true')
+        await item.getByText('Writing…').waitFor(WAIT)
+        assert.equal(await page.locator('.message.agent').count(), 1, 'one message, not one per delta')
+
+        // message.completed: the whole text, no badge, no longer busy.
+        gates[1]!.resolve()
+        await item.getByText('Refund approved: order 42, paid back today.', { exact: true }).waitFor(WAIT)
+        await item.and(page.locator(':not([aria-busy])')).waitFor(WAIT)
+        assert.equal(await item.getByText('Writing…').count(), 0)
+        assert.equal(await page.locator('.message.agent').count(), 1)
+        const done = (await send(app, 'GET', `/api/chat/messages/${streaming.id}`)).json()
+        assert.deepEqual([done.status, done.text], ['complete', 'Refund approved: order 42, paid back today.'])
+        await checkPage(page, 'chat with a written answer')
+
+        // Usage and cost: 1,200 × $3/MTok + 300 × $15/MTok = $0.0081, on the run and on its phase.
+        await page.getByRole('tab', { name: 'Runs' }).click()
+        await page.locator('.run-head .status.succeeded').waitFor(WAIT)
+        const finished = (await send(app, 'GET', `/api/runs/${run.id}`)).json()
+        assert.deepEqual([finished.usage, finished.costUsd], [{ inputTokens: 1200, outputTokens: 300 }, 0.0081])
+        const shown = '1.2K in · 300 out tokens · $0.0081'
+        await page.locator('.run > .step-meta .usage').getByText(shown, { exact: true }).waitFor(WAIT)
+        const phaseUsage = page.locator('.phase').filter({ hasText: 'Answer' }).locator('.usage')
+        await phaseUsage.getByText(shown, { exact: true }).waitFor(WAIT)
+        assert.equal(await phaseUsage.getAttribute('title'), '1,200 input tokens, 300 output tokens')
+        await checkPage(page, 'runs with usage and cost', shots && 'runs-usage')
+        assert.equal((await send(app, 'DELETE', `/api/agents/${refunder.json().id}`)).statusCode, 204)
       })
 
       await step(t, current, `${dialect} inbox: the count in the header follows the live feed; claim and decide in place`, async () => {
@@ -780,7 +1007,7 @@ test('the console in Chromium', async (t) => {
 
       // The docs' pictures (docs/console.md): copied from this run's screenshots with TANDEM_UPDATE_SCREENSHOT=1.
       if (shots && process.env.TANDEM_UPDATE_SCREENSHOT === '1') {
-        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark' }
+        const pictures = { 'console.png': 'chat-decision-inline-light', 'console-dark.png': 'runs-dark', 'console-cycles.png': 'cycles-editor-light', 'console-runs.png': 'runs-light', 'console-palette-dark.png': 'palette-dark', 'console-automation.png': 'cycles-automation-light', 'console-agent-template-dark.png': 'agents-template-dark', 'console-inbox-dark.png': 'inbox-dark', 'console-agent-tools.png': 'agents-tools-light', 'console-cycles-policy.png': 'cycles-policy-light', 'console-runs-deadlines-dark.png': 'runs-deadlines-dark', 'console-runs-tool-approval.png': 'runs-tool-approval-light', 'console-chat-tools-dark.png': 'chat-tools-dark', 'console-chat-streaming-dark.png': 'chat-streaming-dark', 'console-runs-usage.png': 'runs-usage-light' }
         for (const [target, source] of Object.entries(pictures)) if (existsSync(`${ARTEFACTS}/${source}.png`)) copyFileSync(`${ARTEFACTS}/${source}.png`, `docs/${target}`)
       }
 

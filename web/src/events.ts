@@ -3,10 +3,10 @@
 // A stream's events (GET /api/streams/{id}/events) refresh the queries they touch; where the service has no
 // events endpoint (404), the stream's queries are polled instead. The inbox follows GET /api/me/inbox/events
 // the same way (inbox.tsx).
-import { useEffect, useState } from 'react'
+import { useEffect, useState, useSyncExternalStore } from 'react'
 import { useQueryClient, type QueryClient } from '@tanstack/react-query'
 import { createParser, type EventSourceMessage } from 'eventsource-parser'
-import { authorize } from './api/client'
+import { authorize, request } from './api/client'
 
 export const POLL_INTERVAL_MS = 2000
 
@@ -63,6 +63,58 @@ function refresh(queryClient: QueryClient, streamId: string, type: string) {
   if (type.startsWith('message.')) void queryClient.invalidateQueries({ queryKey: ['messages', streamId] })
   if (type.startsWith('cycle.')) void queryClient.invalidateQueries({ queryKey: ['cycles', streamId] })
   if (type.startsWith('run.')) void queryClient.invalidateQueries({ queryKey: ['runs', streamId] })
+  if (type.startsWith('tool_call.')) {
+    void queryClient.invalidateQueries({ queryKey: ['tool-calls', streamId] })
+    void queryClient.invalidateQueries({ queryKey: ['runs', streamId] })
+  }
+}
+
+// Streaming answers (AGENTS.md): `message.delta` events (live only, no id) carry the text an agent writes; the
+// text so far of each streaming message is kept here, outside the query cache, so that a re-read of the
+// message list (its row is written at most every 250 ms) never takes the text back.
+const liveText = new Map<string, string>()
+const liveListeners = new Set<() => void>()
+const announce = () => { for (const listener of liveListeners) listener() }
+const subscribeLive = (listener: () => void) => {
+  liveListeners.add(listener)
+  return () => { liveListeners.delete(listener) }
+}
+
+/** A message is no longer streaming (its list entry says so): its live text is forgotten. */
+export function forgetLiveText(messageId: string) {
+  liveText.delete(messageId)
+}
+
+/** The text so far of a streaming message, as its deltas brought it (undefined before the first one). */
+export function useLiveText(messageId: string): string | undefined {
+  return useSyncExternalStore(subscribeLive, () => liveText.get(messageId))
+}
+
+interface Delta { streamId: string; messageId: string; offset: number; text: string; reset?: boolean }
+
+function applyDelta(queryClient: QueryClient, streamId: string, data: string) {
+  let delta: Delta
+  try {
+    delta = JSON.parse(data) as Delta
+  } catch {
+    return
+  }
+  const listed = queryClient.getQueryData<Array<{ id: string; text: string }>>(['messages', streamId])?.find((m) => m.id === delta.messageId)
+  // Not listed yet: its message.created is on its way (or was missed); read the list again.
+  if (!listed) void queryClient.invalidateQueries({ queryKey: ['messages', streamId] })
+  const base = liveText.get(delta.messageId) ?? listed?.text ?? ''
+  if (delta.reset) liveText.set(delta.messageId, delta.text)
+  else if (delta.offset <= base.length) liveText.set(delta.messageId, base.slice(0, delta.offset) + delta.text)
+  else {
+    // A gap (deltas missed while away): the message row holds the text so far; the next deltas follow it.
+    void request<{ text: string }>('GET', `/api/chat/messages/${delta.messageId}`).then((message) => {
+      const now = liveText.get(delta.messageId) ?? ''
+      if (message.text.length > now.length) liveText.set(delta.messageId, message.text)
+      announce()
+    }, () => {})
+    return
+  }
+  announce()
 }
 
 /** Follows the stream's events; returns the polling interval to use when there is no live connection. */
@@ -73,7 +125,10 @@ export function useStreamEvents(streamId: string): number | false {
     const abort = new AbortController()
     void followEventStream(`/api/streams/${streamId}/events`, abort.signal, {
       onOpen: () => setPolling(false),
-      onEvent: (event) => refresh(queryClient, streamId, event.event ?? ''),
+      onEvent: (event) => {
+        if (event.event === 'message.delta') applyDelta(queryClient, streamId, event.data)
+        else refresh(queryClient, streamId, event.event ?? '')
+      },
       onUnavailable: () => setPolling(true),
       onLost: () => setPolling(true),
     })

@@ -8,6 +8,7 @@ import { Link } from 'wouter'
 import { api, ApiError, request, unwrap } from './api/client'
 import { followEventStream } from './events'
 import { Badge, Empty, ErrorMessage, Loading, RelativeTime, useField } from './ui'
+import { AnswerForm, ToolDecisionForm } from './views/ToolCalls'
 
 export interface InboxItem {
   kind: 'decision' | 'tool_approval' | 'question'
@@ -47,6 +48,9 @@ function applyInboxEvent(queryClient: QueryClient, type: string, data: string) {
     const others = items.filter((i) => !sameItem(i, item))
     return type === 'inbox.added' ? inApiOrder([...others, item]) : type === 'inbox.removed' ? others : items
   })
+  // A read begun before this event (the first one, or the re-read on connecting) would land after it and take it
+  // back: read again, from now.
+  if (queryClient.isFetching({ queryKey: ['inbox'] }) > 0) void queryClient.invalidateQueries({ queryKey: ['inbox'] })
 }
 
 /** Follows GET /api/me/inbox/events while this Tandem has an inbox; on each (re)connection the list is read again. */
@@ -150,17 +154,23 @@ function InboxEntry({ item }: { item: InboxItem }) {
             <button type="button" onClick={() => decide.mutate('approve')} disabled={decide.isPending}>Approve</button>
             <button type="button" className="secondary" onClick={() => decide.mutate('revise')} disabled={decide.isPending}>Request changes</button>
             <button type="button" className="danger" onClick={() => decide.mutate('reject')} disabled={decide.isPending}>Reject</button>
-            {item.claimedBy ? (
-              <button type="button" className="ghost" onClick={() => claim.mutate(true)} disabled={claim.isPending}>Release</button>
-            ) : (
-              <button type="button" className="ghost" onClick={() => claim.mutate(false)} disabled={claim.isPending}>Claim</button>
-            )}
           </div>
           {decide.error && !noteField.message ? <ErrorMessage error={decide.error} /> : null}
         </div>
+      ) : item.kind === 'tool_approval' && item.callId ? (
+        <ToolDecisionForm runId={item.runId} streamId={item.streamId} callId={item.callId} name={item.phaseName} onDone={refresh} />
+      ) : item.kind === 'question' ? (
+        <AnswerForm runId={item.runId} streamId={item.streamId} phaseRunId={item.phaseRunId} onDone={refresh} />
       ) : (
         <p className="muted small">Act on this in its stream: <Link href={`/streams/${item.streamId}`}>open {item.streamName}</Link>.</p>
       )}
+      <div className="actions">
+        {item.claimedBy ? (
+          <button type="button" className="ghost" onClick={() => claim.mutate(true)} disabled={claim.isPending}>Release</button>
+        ) : (
+          <button type="button" className="ghost" onClick={() => claim.mutate(false)} disabled={claim.isPending}>Claim</button>
+        )}
+      </div>
       <ErrorMessage error={claim.error} />
     </li>
   )

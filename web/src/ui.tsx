@@ -68,8 +68,11 @@ const STATUS: Record<string, { label: string; tone: Tone }> = {
   queued: { label: 'Queued', tone: 'neutral' },
   pending: { label: 'Pending', tone: 'neutral' },
   running: { label: 'Running', tone: 'info' },
-  waiting: { label: 'Waiting for a decision', tone: 'warning' },
+  waiting: { label: 'Waiting', tone: 'warning' },
   awaiting_decision: { label: 'Awaiting decision', tone: 'warning' },
+  awaiting_tool_approval: { label: 'Awaiting tool approval', tone: 'warning' },
+  awaiting_input: { label: 'Awaiting an answer', tone: 'warning' },
+  streaming: { label: 'Writing…', tone: 'info' },
   succeeded: { label: 'Succeeded', tone: 'success' },
   failed: { label: 'Failed', tone: 'danger' },
   rejected: { label: 'Rejected', tone: 'danger' },
@@ -80,9 +83,9 @@ const STATUS: Record<string, { label: string; tone: Tone }> = {
 }
 
 /** A run's, a phase's or a decision's status as a badge; the raw status stays a class for styling and tests. */
-export function StatusBadge({ status }: { status: string }) {
+export function StatusBadge({ status, label }: { status: string; label?: string }) {
   const known = STATUS[status] ?? { label: status, tone: 'neutral' as Tone }
-  return <span className={`badge status tone-${known.tone} ${status}`}>{known.label}</span>
+  return <span className={`badge status tone-${known.tone} ${status}`}>{label ?? known.label}</span>
 }
 
 export function Badge({ tone, children }: { tone: Tone; children: ReactNode }) {

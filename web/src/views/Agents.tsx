@@ -8,6 +8,7 @@ import { AgentName, useAgentLabels, useAgents } from '../agents'
 import { authModeWarning } from '../authMode'
 import { Empty, ErrorMessage, Field, Loading, useField } from '../ui'
 import { AvatarUpload, useTemplates } from './AgentExtras'
+import { ToolsPicker } from './ToolsPicker'
 import { useCredentials } from './Credentials'
 
 type ProviderType = Agent['providerType']
@@ -16,16 +17,16 @@ const PROVIDERS: ProviderType[] = ['custom_webhook', 'custom_token_only', 'claud
 const AUTH_MODES: AuthMode[] = ['api_key', 'direct_line', 'none']
 interface FormState {
   name: string; instructions: string; endpointUrl: string; providerType: ProviderType; authMode: AuthMode | ''
-  credentialId: string; avatarAssetId: string; templateId: string; streaming: boolean; tools: string; config: string
+  credentialId: string; avatarAssetId: string; templateId: string; streaming: boolean; tools: string[]; config: string
 }
 
-const blank: FormState = { name: '', instructions: '', endpointUrl: '', providerType: 'custom_webhook', authMode: '', credentialId: '', avatarAssetId: '', templateId: '', streaming: false, tools: '', config: '{}' }
+const blank: FormState = { name: '', instructions: '', endpointUrl: '', providerType: 'custom_webhook', authMode: '', credentialId: '', avatarAssetId: '', templateId: '', streaming: false, tools: [], config: '{}' }
 
 function fromAgent(agent: Agent): FormState {
   return {
     name: agent.name, instructions: agent.instructions ?? '', endpointUrl: agent.endpointUrl ?? '', providerType: agent.providerType,
     authMode: agent.authMode ?? '', credentialId: agent.credentialId ?? '', avatarAssetId: agent.avatarAssetId ?? '', templateId: agent.templateId ?? '',
-    streaming: agent.capabilities.streaming, tools: agent.capabilities.tools.join(', '), config: JSON.stringify(agent.config, null, 2),
+    streaming: agent.capabilities.streaming, tools: [...agent.capabilities.tools], config: JSON.stringify(agent.config, null, 2),
   }
 }
 
@@ -35,7 +36,7 @@ function fromTemplate(form: FormState, template: AgentTemplate): FormState {
   return {
     ...form, templateId: template.id, name: form.name || template.name, providerType: a.providerType ?? 'custom_webhook', authMode: a.authMode ?? '',
     credentialId: a.credentialId ?? form.credentialId, avatarAssetId: a.avatarAssetId ?? form.avatarAssetId, instructions: a.instructions ?? '',
-    endpointUrl: a.endpointUrl ?? '', streaming: a.capabilities?.streaming ?? false, tools: (a.capabilities?.tools ?? []).join(', '),
+    endpointUrl: a.endpointUrl ?? '', streaming: a.capabilities?.streaming ?? false, tools: [...(a.capabilities?.tools ?? [])],
     config: JSON.stringify(a.config ?? {}, null, 2),
   }
 }
@@ -51,11 +52,10 @@ function toBody(form: FormState, editing: boolean) {
     throw new ConfigError(400, { detail: 'Config is not valid JSON.', errors: [{ pointer: '/config', detail: 'must be a JSON object' }] })
   }
   const optional = (value: string) => (value === '' ? (editing ? null : undefined) : value)
-  const tools = form.tools.split(',').map((t) => t.trim()).filter((t) => t !== '')
   const body = {
     name: form.name, providerType: form.providerType, authMode: optional(form.authMode), credentialId: optional(form.credentialId),
     avatarAssetId: optional(form.avatarAssetId), templateId: optional(form.templateId), instructions: optional(form.instructions),
-    endpointUrl: optional(form.endpointUrl), capabilities: { streaming: form.streaming, tools }, config,
+    endpointUrl: optional(form.endpointUrl), capabilities: { streaming: form.streaming, tools: form.tools }, config,
   }
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as AgentCreate
 }
@@ -198,8 +198,8 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
         <label><input type="checkbox" {...f.streaming.input} checked={form.streaming} onChange={(e) => set('streaming', e.target.checked)} /> Streaming</label>
         {f.streaming.message}
       </div>
-      <Field label="Tools (comma-separated, at most 50)" field={f.tools}><input {...f.tools.input} value={form.tools} onChange={(e) => set('tools', e.target.value)} /></Field>
       </div>
+      <ToolsPicker value={form.tools} onChange={(tools) => set('tools', tools)} field={f.tools} />
       <Field label="Config (JSON object)" field={f.config}><textarea {...f.config.input} rows={3} value={form.config} onChange={(e) => set('config', e.target.value)} className="mono" /></Field>
       <div className="actions">
         <button type="submit" disabled={save.isPending}>{agent ? 'Save agent' : 'Create agent'}</button>

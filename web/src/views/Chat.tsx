@@ -1,18 +1,20 @@
 // A stream's chat, the timeline of the work: messages oldest first (live), agents by name and avatar, relative
 // times, mentions highlighted, a gated phase's output with its decision in place; a rich-text composer, edits
 // with If-Match (a lost race shows the newer version and keeps the person's text), and earlier versions.
-import { useRef, useState } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useRef, useState } from 'react'
+import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, ApiError, unwrap, type Message as ApiMessage, type PhaseRun, type Run } from '../api/client'
 import { AgentName, Avatar, useAgentLabels, type AgentLabel } from '../agents'
 import { canActAs, useAuth } from '../auth'
+import { forgetLiveText, useLiveText } from '../events'
 import { allPages } from '../pages'
 import { RichTextEditor, type EditorHandle } from '../richtext/Editor'
 import { RichText } from '../richtext/RichText'
 import { emptyContent, type Content } from '../richtext/mapping'
 import { Badge, Empty, ErrorMessage, Loading, RelativeTime, shortId, StatusBadge, useField } from '../ui'
 import { DecisionForm, inPool } from './Decide'
-import { DecisionHistory, useRuns } from './Runs'
+import { DecisionHistory, FINISHED, useRuns } from './Runs'
+import { AnswerForm, ASK_OPERATOR, toolCallsQuery, ToolCallItem, type ToolCall } from './ToolCalls'
 
 type Message = ApiMessage
 
@@ -28,13 +30,34 @@ export function ChatPanel({ streamId, poll }: { streamId: string; poll: number |
   const runs = useRuns(streamId, poll)
   const outputs = new Map<string, PhaseOutput>()
   for (const run of runs.data ?? []) for (const phase of run.phases) if (phase.output) outputs.set(phase.output.messageId, { run, phase })
+  // Tool calls in the flow: those of the unfinished runs and of the latest few, placed by when they started.
+  const recent = (runs.data ?? []).filter((run, i, all) => !FINISHED.includes(run.status) || i >= all.length - 5)
+  const calls = useQueries({ queries: recent.map((run) => toolCallsQuery(run)) })
+  type Entry = { at: string; key: string; message?: Message; call?: { call: ToolCall; run: Run; phase: PhaseRun } }
+  const callEntries: Entry[] = []
+  recent.forEach((run, i) => {
+    for (const call of calls[i]?.data ?? []) {
+      const phase = run.phases.find((p) => p.id === call.phaseRunId)
+      if (phase) callEntries.push({ at: call.startedAt, key: `call-${call.id}`, call: { call, run, phase } })
+    }
+  })
+  callEntries.sort((a, b) => a.at.localeCompare(b.at))
+  // Messages keep the API's order; each call goes after the messages written before it.
+  const entries: Entry[] = []
+  for (const message of (messages.data as Message[] | undefined) ?? []) {
+    while (callEntries.length > 0 && callEntries[0]!.at < message.createdAt) entries.push(callEntries.shift()!)
+    entries.push({ at: message.createdAt, key: message.id, message })
+  }
+  entries.push(...callEntries)
   return (
     <>
       <h2 className="sr-only">Chat</h2>
       {messages.isPending ? <Loading what="messages" /> : <ErrorMessage error={messages.error} onRetry={() => void messages.refetch()} />}
       {messages.data?.length === 0 ? <Empty title="No messages yet.">Write the first one below; agents answer here when a run reaches them.</Empty> : null}
       <ol className="messages" aria-label="Messages" aria-live="polite">
-        {(messages.data as Message[] | undefined)?.map((message) => <MessageItem key={message.id} message={message} output={outputs.get(message.id)} />)}
+        {entries.map((entry) => entry.message
+          ? <MessageItem key={entry.key} message={entry.message} output={outputs.get(entry.message.id)} />
+          : <ToolCallEntry key={entry.key} {...entry.call!} />)}
       </ol>
       <Composer streamId={streamId} />
     </>
@@ -78,8 +101,16 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
   const mine = me?.principalId === message.authorId
   const agent = message.authorType === 'agent'
   const author = agent ? agentLabel(message.authorId) : personLabel(message.authorId, mine, me?.handle)
+  // Streaming answers (AGENTS.md): "streaming" while the agent writes, "failed" when its attempt failed.
+  const status = (message as { status?: string }).status ?? 'complete'
+  const streaming = status === 'streaming'
+  const live = useLiveText(message.id)
+  useEffect(() => {
+    if (!streaming) forgetLiveText(message.id)
+  }, [streaming, message.id])
+  const text = streaming && live !== undefined && live.length >= message.text.length ? live : message.text
   return (
-    <li className={agent ? 'message agent' : 'message'}>
+    <li className={`${agent ? 'message agent' : 'message'}${streaming ? ' streaming' : ''}`} aria-busy={streaming || undefined}>
       <Avatar label={author} />
       <div className="body">
         <div className="meta">
@@ -88,11 +119,15 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
           {output ? <span className="muted">output of {output.phase.phaseName} ({output.run.triggerName})</span> : null}
           <RelativeTime iso={message.createdAt} />
           {message.editedAt ? <span className="muted">(edited, revision {message.revision})</span> : null}
+          {streaming ? <StatusBadge status="streaming" /> : null}
+          {status === 'failed' ? <Badge tone="danger">failed</Badge> : null}
         </div>
-        {editing ? <EditForm message={message} onDone={() => setEditing(false)} /> : <RichText content={message.content as Content} me={me?.handle} />}
+        {editing ? <EditForm message={message} onDone={() => setEditing(false)} />
+          : streaming ? <div className="streaming-text">{text}<span className="cursor" aria-hidden="true" /></div>
+          : <RichText content={message.content as Content} me={me?.handle} />}
         {output ? <InlineDecision {...output} /> : null}
         <div className="actions">
-          {!editing && canActAs(me, message.authorId) && !agent ? (
+          {!editing && !streaming && canActAs(me, message.authorId) && !agent ? (
             <button type="button" className="ghost small" onClick={() => setEditing(true)}>Edit</button>
           ) : null}
           {message.revision > 1 ? (
@@ -100,6 +135,27 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
           ) : null}
         </div>
         {history ? <Revisions id={message.id} revision={message.revision} /> : null}
+      </div>
+    </li>
+  )
+}
+
+/** A tool call in the chat's flow: the agent that made it, the call, and Approve / Deny or the answer form. */
+function ToolCallEntry({ call, run, phase }: { call: ToolCall; run: Run; phase: PhaseRun }) {
+  const { me } = useAuth()
+  const agent = useAgentLabels()(phase.agentId)
+  const asks = call.name === ASK_OPERATOR && call.finishedAt === null && (phase.status as string) === 'awaiting_input'
+  return (
+    <li className="message agent tool-entry">
+      <Avatar label={agent} />
+      <div className="body">
+        <div className="meta">
+          <strong><AgentName label={agent} avatar={false} /></strong>
+          <Badge tone="agent">agent</Badge>
+          <span className="muted">{call.name === ASK_OPERATOR ? 'asks' : 'calls a tool'} in {phase.phaseName} ({run.triggerName})</span>
+        </div>
+        <ol className="tool-calls"><ToolCallItem run={run} phase={phase} call={call} /></ol>
+        {asks && inPool(phase, me) ? <AnswerForm runId={run.id} streamId={run.streamId} phaseRunId={phase.id} /> : null}
       </div>
     </li>
   )

@@ -9,6 +9,7 @@ import { allPages } from '../pages'
 import { Badge, Empty, ErrorMessage, Field, Loading, RelativeTime, useField } from '../ui'
 import { AutomationPanel } from './Automation'
 import { blankPhase, CycleEditor, type Phase } from './PhaseEditor'
+import { cleanPolicy, policySummary, type Policy } from './PolicyEditor'
 
 type Draft = DraftResult
 
@@ -34,12 +35,24 @@ export function PhaseList({ phases }: { phases: Phase[] }) {
   )
 }
 
+/** A saved cycle's policy in words, where it has one. */
+function SavedPolicy({ cycle }: { cycle: object }) {
+  const policy = (cycle as { policy?: Policy | null }).policy
+  if (!policy) return null
+  const cycleWide = policySummary(policy.decision)
+  const phases = Object.values(policy.phases ?? {}).filter((rule) => policySummary(rule) !== '').length
+  if (!cycleWide && phases === 0) return null
+  return <p className="muted small">Policy: {cycleWide || 'none for the cycle'}{phases > 0 ? `; ${phases} phase${phases > 1 ? 's have' : ' has'} its own` : ''}.</p>
+}
+
 export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRunStarted: () => void }) {
   const queryClient = useQueryClient()
   const [prompt, setPrompt] = useState('')
   const [draft, setDraft] = useState<Draft | null>(null)
   // What the editor shows: the draft as drafted, then as the person changes it.
   const [cycle, setCycle] = useState<CycleDefinition | null>(null)
+  // The decision policy is not part of a draft (OPERATORS.md): kept beside it and sent only with Save cycle.
+  const [policy, setPolicy] = useState<Policy>({})
   const drafting = useMutation({
     mutationFn: (mode: 'generate' | 'refine') => draftCycle(streamId, mode, prompt, mode === 'refine' ? cycle ?? undefined : undefined),
     onSuccess: (result) => {
@@ -48,10 +61,14 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
     },
   })
   const save = useMutation({
-    mutationFn: (definition: CycleDefinition) => unwrap(api.POST('/api/cycles/streams/{streamId}/cycles', { params: { path: { streamId } }, body: definition })),
+    mutationFn: (definition: CycleDefinition) => {
+      const clean = cleanPolicy(policy)
+      return unwrap(api.POST('/api/cycles/streams/{streamId}/cycles', { params: { path: { streamId } }, body: clean ? { ...definition, policy: clean } as CycleDefinition : definition }))
+    },
     onSuccess: () => {
       setDraft(null)
       setCycle(null)
+      setPolicy({})
       setPrompt('')
       void queryClient.invalidateQueries({ queryKey: ['cycles', streamId] })
     },
@@ -85,7 +102,7 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
         <section className="card" aria-label="Draft">
           <h3>{cycle ? 'Phases' : 'No draft yet'}</h3>
           {cycle ? (
-            <CycleEditor cycle={cycle} onChange={setCycle} error={save.error} />
+            <CycleEditor cycle={cycle} onChange={setCycle} error={save.error} policy={policy} onPolicyChange={setPolicy} />
           ) : (
             <Empty title="Describe the work on the left and press Draft.">
               Or start from scratch: <button type="button" className="secondary small" onClick={() => setCycle({ triggerName: 'manual', description: '', phasesTemplate: [blankPhase(1)] })}>Add phase</button>
@@ -93,7 +110,7 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
           )}
           <div className="actions">
             <button type="button" onClick={() => cycle && save.mutate(cycle)} disabled={!cycle || save.isPending}>Save cycle</button>
-            {cycle ? <button type="button" className="secondary" onClick={() => { setCycle(null); setDraft(null); save.reset() }}>Discard</button> : null}
+            {cycle ? <button type="button" className="secondary" onClick={() => { setCycle(null); setDraft(null); setPolicy({}); save.reset() }}>Discard</button> : null}
           </div>
           <ErrorMessage error={save.error} />
         </section>
@@ -130,6 +147,7 @@ function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarte
               <span className="muted small">saved <RelativeTime iso={cycle.createdAt} /></span>
             </div>
             <PhaseList phases={cycle.phasesTemplate} />
+            <SavedPolicy cycle={cycle} />
             <button type="button" onClick={() => start.mutate(cycle.id)} disabled={start.isPending}>Start run</button>
           </li>
         ))}

@@ -5,6 +5,7 @@ import { useState, type KeyboardEvent } from 'react'
 import { ApiError, type CycleDefinition } from '../api/client'
 import { Avatar, agentText, NIL_UUID, useAgentLabels, useAgents } from '../agents'
 import { Field, useField } from '../ui'
+import { PhasePolicy, PolicyEditor, type Policy } from './PolicyEditor'
 
 export type Phase = CycleDefinition['phasesTemplate'][number]
 
@@ -19,7 +20,9 @@ function newId(): string {
 
 export const blankPhase = (n: number): Phase => ({ id: newId(), agentId: NIL_UUID, phaseName: `Phase ${n}`, goal: '', instructions: '', autoAdvance: true, operatorPool: [] })
 
-export function CycleEditor({ cycle, onChange, error }: { cycle: CycleDefinition; onChange: (cycle: CycleDefinition) => void; error: unknown }) {
+export function CycleEditor({ cycle, onChange, error, policy, onPolicyChange }: {
+  cycle: CycleDefinition; onChange: (cycle: CycleDefinition) => void; error: unknown; policy?: Policy; onPolicyChange?: (policy: Policy) => void
+}) {
   const phases = cycle.phasesTemplate
   const setPhases = (next: Phase[]) => onChange({ ...cycle, phasesTemplate: next })
   const update = (index: number, patch: Partial<Phase>) => setPhases(phases.map((p, i) => (i === index ? { ...p, ...patch } : p)))
@@ -53,19 +56,22 @@ export function CycleEditor({ cycle, onChange, error }: { cycle: CycleDefinition
             onChange={(patch) => update(index, patch)}
             onMove={(by) => move(index, by)}
             onRemove={() => setPhases(phases.filter((_, i) => i !== index))}
+            policy={policy} onPolicyChange={onPolicyChange}
           />
         ))}
       </ol>
       {phases.length === 0 ? <p className="muted">No phases: add one.</p> : null}
       {listError ? <p className="field-error">{listError}</p> : null}
       <button type="button" className="secondary" onClick={() => setPhases([...phases, blankPhase(phases.length + 1)])}>Add phase</button>
+      {policy && onPolicyChange ? <PolicyEditor policy={policy} onChange={onPolicyChange} error={error} /> : null}
     </>
   )
 }
 
-function PhaseCard({ phase, index, count, error, onChange, onMove, onRemove }: {
+function PhaseCard({ phase, index, count, error, onChange, onMove, onRemove, policy, onPolicyChange }: {
   phase: Phase; index: number; count: number; error: unknown
   onChange: (patch: Partial<Phase>) => void; onMove: (by: -1 | 1) => void; onRemove: () => void
+  policy?: Policy; onPolicyChange?: (policy: Policy) => void
 }) {
   const agents = useAgents()
   const label = useAgentLabels()
@@ -136,6 +142,7 @@ function PhaseCard({ phase, index, count, error, onChange, onMove, onRemove }: {
         Waits for a decision (gate)
       </label>
       {gate.message}
+      {!phase.autoAdvance && policy && onPolicyChange ? <PhasePolicy phaseId={phase.id} phaseName={phase.phaseName} policy={policy} onChange={onPolicyChange} error={error} /> : null}
     </li>
   )
 }
