@@ -33,7 +33,8 @@ import { prepareClientTools } from './tool-calls-client.js'
 
 const LEASE_MARGIN_MS = 5000
 
-type Settlement = { output: AgentOutput; usage?: Usage | null } | { problem: RunProblem }
+/** `streamed: false`: the agent does not stream, so no message of this task exists to complete (one read saved). */
+type Settlement = { output: AgentOutput; usage?: Usage | null; streamed?: boolean } | { problem: RunProblem }
 
 /**
  * Closes an open task and moves its phase on, in one transaction: the run is locked first, so a cancel or a
@@ -57,7 +58,7 @@ export async function settleTask(
       await removeJobs(trx, [timeoutKey(task.id), deliveryKey(task.id)])
       if ('output' in settlement) {
         if (settlement.usage) await trx.updateTable('run_tasks').set({ usage: JSON.stringify(settlement.usage) }).where('id', '=', task.id).execute()
-        await phaseAnswered(t, run, task.phase_run_id, settlement.output, { taskId: task.id, usage: settlement.usage ?? null })
+        await phaseAnswered(t, run, task.phase_run_id, settlement.output, { taskId: task.id, usage: settlement.usage ?? null, streamed: settlement.streamed })
       } else await phaseFailed(t, run, task.phase_run_id, settlement.problem)
       return 'settled' as const
     })
@@ -80,7 +81,7 @@ function timeoutJob(task: TaskRow, settings: FastifyInstance['config']['runs']):
 const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
 
 /** One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more. */
-async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string } | null> {
+async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string; streams?: boolean } | null> {
   const { db } = app.database
   // The run, its stream and cycle, the agent and its credential: one query.
   const stored = await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id)
@@ -133,7 +134,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
     if (shutdown.aborted) throw new Error('shutting down')
     app.metrics.tasks.inc({ provider: agent.providerType, outcome: outcome.kind })
     app.metrics.taskDelivery.observe({ provider: agent.providerType }, (performance.now() - started) / 1000)
-    return { outcome, secret, providerType: agent.providerType }
+    return { outcome, secret, providerType: agent.providerType, streams: agent.capabilities.streaming === true }
   } catch (error) {
     if (shutdown.aborted) throw error // not the agent's fault: the job runs again after the restart
     if ((error as Error).name === 'EgressDeniedError') return { outcome: { kind: 'failed', code: 'egress-denied', detail: (error as Error).message }, secret }
@@ -181,7 +182,8 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
   switch (outcome.kind) {
     case 'answered':
       if (outcome.usage && result.providerType) countTokens(app, result.providerType, outcome.usage)
-      return settle({ output: outcome.output, usage: outcome.usage ?? null })
+      // A retry looks too: an earlier attempt may have streamed before the agent stopped streaming.
+      return settle({ output: outcome.output, usage: outcome.usage ?? null, streamed: (result.streams ?? true) || job.dispatch > 1 })
     case 'failed':
       return settle({ problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
     case 'accepted':

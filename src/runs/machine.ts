@@ -284,12 +284,13 @@ async function recordUsage(t: Transition, run: Run, phase: PhaseRun, usage: Usag
  * answers — when the answer was streamed into a message, that message is completed instead of posting another;
  * `usage`: the tokens the attempt used, when reported.
  */
-export async function phaseAnswered(t: Transition, run: Run, phaseRunId: string, output: AgentOutput, answer: { taskId?: string; usage?: Usage | null } = {}): Promise<void> {
+export async function phaseAnswered(t: Transition, run: Run, phaseRunId: string, output: AgentOutput, answer: { taskId?: string; usage?: Usage | null; streamed?: boolean } = {}): Promise<void> {
   const phase = run.phases.find((p) => p.id === phaseRunId)
   if (!phase || phase.status !== 'running' || isFinished(run)) return
   const before = snapshotOf(run)
   const content = 'content' in output ? output.content : contentOf(output.text)
-  const streamed = answer.taskId ? await findTaskMessage(t.db, answer.taskId) : undefined
+  // A task's streamed message, completed rather than a second one posted (unless the caller knows there is none).
+  const streamed = answer.taskId && answer.streamed !== false ? await findTaskMessage(t.db, answer.taskId) : undefined
   const message = streamed
     ? await completeStreamingMessage(t.db, { messageId: streamed.id, workspaceId: t.workspaceId, content, traceparent: t.traceparent, origin: { runId: run.id, cycleId: run.cycleId, depth: run.depth } })
     : await postMessage(t, run, phase.agentId, 'agent', content)
