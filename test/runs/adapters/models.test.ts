@@ -67,10 +67,11 @@ for (const c of cases) {
     after(() => fake.close())
 
     it('answers with the model text and sends model, system prompt, key and task', async () => {
-      fake.steps.set({ text: 'It is a bug.' })
+      fake.steps.set({ text: 'It is a bug.', usage: { input: 12, output: 34 } })
       const before = fake.requests.length
       const outcome = await c.adapter.deliver(taskPayload(), agent, adapterContext())
-      assert.deepEqual(outcome, { kind: 'answered', output: { text: 'It is a bug.' } })
+      // The tokens the vendor reports come back with the answer (docs/streaming-and-usage.md).
+      assert.deepEqual(outcome, { kind: 'answered', output: { text: 'It is a bug.' }, usage: { inputTokens: 12, outputTokens: 34 } })
       const request = fake.requests[before]!
       assert.equal(request.path, c.path)
       assert.equal(fake.requests.length, before + 1)
@@ -91,7 +92,7 @@ for (const c of cases) {
     it('sends the operator feedback of a revision', async () => {
       fake.steps.set({ text: 'It is a question, then.' })
       const outcome = await c.adapter.deliver(taskPayload({ feedback: 'Look again: the login works.', attempt: 2 }), agent, adapterContext())
-      assert.deepEqual(outcome, { kind: 'answered', output: { text: 'It is a question, then.' } })
+      assert.deepEqual(outcome, { kind: 'answered', output: { text: 'It is a question, then.' }, usage: { inputTokens: 10, outputTokens: 10 } })
       const { user } = c.read(fake.requests.at(-1)!.body)
       assert.match(user, /Operator feedback on your previous answer \(attempt 1\)/)
       assert.match(user, /Look again: the login works\./)
@@ -111,7 +112,7 @@ for (const c of cases) {
       assert.equal(first.kind, 'retry')
       assert.equal(first.kind === 'retry' && first.retryAfterMs, 3000)
       const second = await c.adapter.deliver(taskPayload(), agent, adapterContext())
-      assert.deepEqual(second, { kind: 'answered', output: { text: 'Second time lucky.' } })
+      assert.deepEqual(second, { kind: 'answered', output: { text: 'Second time lucky.' }, usage: { inputTokens: 10, outputTokens: 10 } })
     })
 
     it('a 5xx is a retry', async () => {
