@@ -3,6 +3,7 @@
 // later at result.url (202, or 2xx without either), or streams (200 with `text/event-stream`: `data:` lines of
 // `{ "delta": … }`, then one `{ "output": … }` or `{ "error": … }`). Retries are the engine's: this file only classifies.
 import { Webhook } from 'standardwebhooks'
+import { forEachEventData } from './sse-lines.js'
 import { readAnswer } from '../answer.js'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
 
@@ -120,56 +121,29 @@ function answerOutcome(parsed: unknown): DeliveryOutcome {
  */
 async function readEventStream(response: Response, context: AdapterContext): Promise<DeliveryOutcome> {
   if (!response.body) return { kind: 'retry', detail: 'the agent\'s event stream was empty' }
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  let data: string[] = []
-  let size = 0
-  const dispatch = (): DeliveryOutcome | null => {
-    const payload = data.join('\n')
-    data = []
-    if (payload === '') return null
+  let outcome: DeliveryOutcome | null = null
+  const onData = (payload: string): boolean => {
     let parsed: unknown
     try {
       parsed = JSON.parse(payload)
     } catch {
-      return null // not JSON (a "[DONE]", a ping): not ours to read
+      return false // not JSON (a "[DONE]", a ping): not ours to read
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false
     const event = parsed as Record<string, unknown>
     if (typeof event.delta === 'string') {
       context.onDelta?.(event.delta)
-      return null
+      return false
     }
-    if ('output' in event || 'error' in event) return answerOutcome(event)
-    return null
+    if ('output' in event || 'error' in event) outcome = answerOutcome(event)
+    return outcome !== null
   }
+  let end: Awaited<ReturnType<typeof forEachEventData>>
   try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.length
-      if (size > MAX_ANSWER_BYTES) {
-        await reader.cancel()
-        return { kind: 'failed', code: 'agent-failed', detail: `the agent's event stream is larger than ${MAX_ANSWER_BYTES} bytes` }
-      }
-      buffer += value
-      let newline: number
-      while ((newline = buffer.search(/\r\n|\r|\n/)) !== -1) {
-        const line = buffer.slice(0, newline)
-        buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1))
-        if (line === '') {
-          const outcome = dispatch()
-          if (outcome) {
-            await reader.cancel().catch(() => undefined)
-            return outcome
-          }
-        } else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5))
-      }
-    }
+    end = await forEachEventData(response.body, onData, MAX_ANSWER_BYTES)
   } catch (error) {
     return { kind: 'retry', detail: `the agent's event stream broke: ${describeNetworkError(error, context.timeoutMs, context.signal)}` }
   }
-  const last = dispatch()
-  if (last) return last
-  return { kind: 'retry', detail: 'the agent\'s event stream ended without an output or an error' }
+  if (end === 'too-large') return { kind: 'failed', code: 'agent-failed', detail: `the agent's event stream is larger than ${MAX_ANSWER_BYTES} bytes` }
+  return outcome ?? { kind: 'retry', detail: 'the agent\'s event stream ended without an output or an error' }
 }
