@@ -3,7 +3,7 @@
 // so an agent changed by another instance, or through any path, is never served stale. Only reads outside a
 // transaction fill it (they see committed rows only), never a write that could yet roll back.
 // Bounded: at most MAX_CACHED_CHARS characters of JSON per database; the oldest entries go first.
-import type { DialectAdapter } from 'kysely'
+import { dbContext, type DbHandle } from '../db/context.js'
 
 export const MAX_CACHED_CHARS = 16 * 1024 * 1024
 
@@ -55,12 +55,8 @@ export class RowJsonCache {
   }
 }
 
-// One cache per database (keyed by its Kysely dialect adapter, which its transactions share): tests run many.
-const caches = new WeakMap<DialectAdapter, RowJsonCache>()
-
-export function agentJsonCache(db: { getExecutor(): { adapter: DialectAdapter } }): RowJsonCache {
-  const adapter = db.getExecutor().adapter
-  let cache = caches.get(adapter)
-  if (!cache) caches.set(adapter, (cache = new RowJsonCache()))
-  return cache
+/** The cache of the database `db` is (or is a transaction of): one per database (src/db/context.ts); tests run many. */
+export function agentJsonCache(db: DbHandle): RowJsonCache {
+  const context = dbContext(db)
+  return (context.agentJson ??= new RowJsonCache())
 }

@@ -11,6 +11,7 @@
 // (the run state machine sealing a push task's token) seals with that app's current key: vaultOf(db).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { dbContext } from '../db/context.js'
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -97,17 +98,14 @@ export function openWithRing(sealed: Sealed, aad: string): string {
   return open(ring, sealed, aad)
 }
 
-// A database and its transactions share one adapter object (as in src/jobs/index.ts): it finds the vault of any `db` or `trx`.
-const vaults = new WeakMap<object, Vault>()
-
-/** Ties `vault` to `db` and its transactions (done once, by buildApp). */
+/** Ties `vault` to `db` and its transactions (done once, by buildApp): it travels with the database (src/db/context.ts). */
 export function attachVault(db: Kysely<Database>, vault: Vault): void {
-  vaults.set(db.getExecutor().adapter, vault)
+  dbContext(db).vault = vault
 }
 
 /** The vault attached to this database (or transaction of it). */
 export function vaultOf(db: Kysely<Database>): Vault {
-  const vault = vaults.get(db.getExecutor().adapter)
+  const vault = dbContext(db).vault
   if (!vault) throw new Error('no vault is attached to this database (attachVault was not called)')
   return vault
 }

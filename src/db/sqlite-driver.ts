@@ -23,6 +23,7 @@
 // transaction holds the connection or nobody holds it, and prepared.ts uses it for the hot queries.
 import type SqliteDatabase from 'better-sqlite3'
 import type { Checkpointer } from './checkpointer.js'
+import { contextForAdapter, dbContext, type DbHandle } from './context.js'
 import {
   SelectQueryNode,
   SqliteDialect,
@@ -261,9 +262,6 @@ export class BatchingSqliteDriver implements Driver {
   }
 }
 
-/** The drivers of our SQLite Kysely instances, by their dialect adapter (which every transaction of one shares). */
-const drivers = new WeakMap<DialectAdapter, BatchingSqliteDriver>()
-
 /** Kysely's SQLite dialect on a batching driver. */
 export class BatchingSqliteDialect extends SqliteDialect {
   private readonly driver: BatchingSqliteDriver
@@ -279,12 +277,12 @@ export class BatchingSqliteDialect extends SqliteDialect {
 
   override createAdapter(): DialectAdapter {
     const adapter = super.createAdapter()
-    drivers.set(adapter, this.driver)
+    contextForAdapter(adapter, { sqlite: this.driver })
     return adapter
   }
 }
 
 /** The batching driver under `db` (a database, or one of its transactions), if it is on SQLite. */
-export function sqliteDriverOf(db: { getExecutor(): { adapter: DialectAdapter } }): BatchingSqliteDriver | undefined {
-  return drivers.get(db.getExecutor().adapter)
+export function sqliteDriverOf(db: DbHandle): BatchingSqliteDriver | undefined {
+  return dbContext(db).sqlite
 }

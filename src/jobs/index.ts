@@ -25,6 +25,7 @@ import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList 
 import pg from 'pg'
 import type { Database } from '../db/database.js'
 import type { Db } from '../db/connect.js'
+import { dbContext } from '../db/context.js'
 import { SqliteJobWorker } from './sqlite.js'
 import type { AnyTaskList, JobPayloads } from './registry.js'
 
@@ -44,13 +45,12 @@ export interface EnqueueOptions {
 
 export const DEFAULT_MAX_ATTEMPTS = 25
 
-type Runtime = { kind: 'sqlite'; worker: SqliteJobWorker } | { kind: 'postgres'; schema: string }
+/** Where a database's jobs go: its in-process worker (SQLite) or graphile-worker's schema (PostgreSQL). */
+export type JobsRuntime = { kind: 'sqlite'; worker: SqliteJobWorker } | { kind: 'postgres'; schema: string }
 
-// A database and its transactions share one adapter object: it finds the runtime of any `db` or `trx`.
-const runtimes = new WeakMap<object, Runtime>()
-
-function runtimeOf(db: Kysely<Database>): Runtime {
-  const runtime = runtimes.get(db.getExecutor().adapter)
+// The runtime travels with the database (src/db/context.ts): any `db` or `trx` of it finds it.
+function runtimeOf(db: Kysely<Database>): JobsRuntime {
+  const runtime = dbContext(db).jobs
   if (!runtime) throw new Error('jobs are not set up for this database (createJobs was not called)')
   return runtime
 }
@@ -149,10 +149,10 @@ function workerPool(connectionString: string, max: number): pg.Pool {
 
 /** Sets up the job runtime of a database (before the first enqueue); `start` begins running jobs. */
 export async function createJobs(database: Db, options: JobsOptions): Promise<Jobs> {
-  const adapter = database.db.getExecutor().adapter
+  const context = dbContext(database.db)
   if (database.dialect === 'sqlite') {
     const worker = new SqliteJobWorker(database.db, options.concurrency, options.tasks)
-    runtimes.set(adapter, { kind: 'sqlite', worker })
+    context.jobs = { kind: 'sqlite', worker }
     return { start: (app) => worker.start(app), stop: () => worker.stop() }
   }
   const schema = options.schema ?? 'graphile_worker'
@@ -172,7 +172,7 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt))
     }
   }
-  runtimes.set(adapter, { kind: 'postgres', schema })
+  context.jobs = { kind: 'postgres', schema }
   let runner: Runner | undefined
   let pool: pg.Pool | undefined
   return {

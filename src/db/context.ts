@@ -1,0 +1,42 @@
+// What travels with a database besides its SQL: one typed object per Kysely instance, shared by every transaction
+// of it. Code handed only a `db` or a `trx` (the state machine, a job handler, a store) finds here the vault that
+// seals its secrets, the job runtime its transaction enqueues into, its caches and, on SQLite, the driver under
+// it. buildApp fills it in (attachVault, createJobs); nothing else holds these per database.
+//
+// It is reached through the handle's dialect adapter, the one object a Kysely instance and its transactions
+// share (a transaction is a new Kysely instance over the same adapter and a connection-bound executor).
+import type { DialectAdapter } from 'kysely'
+import type { Vault } from '../credentials/vault.js'
+import type { RowJsonCache } from '../agents/json-cache.js'
+import type { JobsRuntime } from '../jobs/index.js'
+import type { BatchingSqliteDriver } from './sqlite-driver.js'
+
+export interface DbContext {
+  /** The vault of the app on this database (attachVault, by buildApp). */
+  vault?: Vault
+  /** Where this database's jobs are enqueued (createJobs). */
+  jobs?: JobsRuntime
+  /** Agents' JSON text by row version (src/agents/json-cache.ts), made on first use. */
+  agentJson?: RowJsonCache
+  /** SQLite only: the batching driver under this database (src/db/sqlite-driver.ts). */
+  sqlite?: BatchingSqliteDriver
+}
+
+export interface DbHandle {
+  getExecutor(): { adapter: DialectAdapter }
+}
+
+const contexts = new WeakMap<DialectAdapter, DbContext>()
+
+/** The context of the database `db` is (or is a transaction of); an empty one is made on first use. */
+export function dbContext(db: DbHandle): DbContext {
+  const adapter = db.getExecutor().adapter
+  let context = contexts.get(adapter)
+  if (!context) contexts.set(adapter, (context = {}))
+  return context
+}
+
+/** The context made for a new dialect adapter (by a dialect of ours, before any Kysely instance uses it). */
+export function contextForAdapter(adapter: DialectAdapter, context: DbContext): void {
+  contexts.set(adapter, context)
+}
