@@ -20,7 +20,13 @@ if (!secret) {
   process.exit(1)
 }
 // Tandem signs with a `whsec_<base64>` secret as a Standard Webhooks key, and with any other secret's UTF-8 bytes.
-const webhook = secret.startsWith('whsec_') ? new Webhook(secret) : new Webhook(secret, { format: 'raw' })
+let webhook
+try {
+  webhook = secret.startsWith('whsec_') ? new Webhook(secret) : new Webhook(secret, { format: 'raw' })
+} catch (error) {
+  console.error(`demo-agent: DEMO_AGENT_SECRET is not a whsec_ key (${error.message}): whsec_ must be followed by base64`)
+  process.exit(1)
+}
 
 // Delivery is at least once: a task may come again with the same `webhook-id` (after a time-out or a crash).
 // Answer it the same way instead of doing the work twice. Bounded: the oldest ids are forgotten first.
@@ -78,5 +84,9 @@ const server = createServer((request, response) => {
   })
 })
 
+server.on('error', (error) => {
+  console.error(`demo-agent: cannot listen on 127.0.0.1:${port} (${error.code ?? error.message}); set DEMO_AGENT_PORT to a free port`)
+  process.exit(1)
+})
 server.listen(port, '127.0.0.1', () => console.log(`demo-agent: listening on http://127.0.0.1:${server.address().port}/`))
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.close(() => process.exit(0)))

@@ -1,5 +1,6 @@
-// Build safety for `npm start` (scripts/start.mjs), in a copy of the project: a failed type check never
-// starts the server (not even a stale dist/), and a change to tsconfig*.json or the lock file rebuilds.
+// Build safety for `npm start` (scripts/start.mjs), in a copy of the project: a build is announced ("building…"),
+// a failed type check never starts the server (not even a stale dist/), and a change to tsconfig*.json or the
+// lock file rebuilds.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -21,8 +22,10 @@ describe('npm start builds safely', () => {
 
   it('builds, and runs what it built', () => {
     const run = start()
+    assert.match(run.stdout, /^tandem: building… \(first start takes about half a minute\)$/m, 'the build is announced')
     assert.match(run.stderr, /tandem: invalid configuration: PORT/)
     assert.ok(existsSync(join(dir, 'dist/main.js')))
+    assert.doesNotMatch(start().stdout, /tandem: building/, 'nothing changed: no build, no announcement')
   })
 
   it('a type error stops npm start with a non-zero exit and leaves nothing to run', () => {

@@ -6,6 +6,7 @@ import { Page, PageQuery, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
 import { findRun } from '../runs/store.js'
+import { statusInWords } from '../runs/schemas.js'
 import { openEventStream } from '../http/event-stream.js'
 import { claimItem, releaseItem } from './claims.js'
 import { decisionItemOf, inboxOf, mayAct, mayDecide, phaseToolItems, sortKey } from './items.js'
@@ -67,7 +68,7 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const [call] = phase.status === 'awaiting_tool_approval' || phase.status === 'awaiting_input' ? await phaseToolItems(db, run, phase) : []
     const may = call ? mayAct(caller, phase, call.callId!) : mayDecide(caller, phase)
     if (!may) throw new AppError('forbidden', `Only ${phase.operatorPool.map((h) => `@${h.replace(/^@/, '')}`).join(', ')} may decide phase "${phase.phaseName}".`)
-    if (phase.status !== 'awaiting_decision' && !call) throw new AppError('not-awaiting-decision', `Phase "${phase.phaseName}" is ${phase.status}, not awaiting a decision, a tool approval or an answer.`)
+    if (phase.status !== 'awaiting_decision' && !call) throw new AppError('not-awaiting-decision', `Phase "${phase.phaseName}" ${statusInWords(phase.status)}: it awaits no decision, tool approval or answer.`)
     return { run, phase, call }
   }
 

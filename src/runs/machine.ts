@@ -25,7 +25,7 @@ import { authModeProblem } from './adapters/auth-mode.js'
 import { closeOpenTasks, insertRun, insertTask, updateRun, type RunTaskTable } from './store.js'
 import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem, RunTrigger } from './schemas.js'
-import { FINISHED_RUN_STATUSES } from './schemas.js'
+import { FINISHED_RUN_STATUSES, statusInWords } from './schemas.js'
 import { MAX_ATTEMPTS_PER_PHASE } from './limits.js'
 import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot } from './transitions.js'
 import { vaultOf, type Vault } from '../credentials/vault.js'
@@ -334,7 +334,9 @@ export type DecisionOutcome = { ok: true } | { refused: 'not-awaiting-decision' 
  */
 export async function decide(t: Transition, run: Run, phase: PhaseRun, decision: 'approve' | 'revise' | 'reject' | 'fail', note: string | null, decider: Decider): Promise<DecisionOutcome> {
   if (phase.status !== 'awaiting_decision' || isFinished(run)) {
-    return { refused: 'not-awaiting-decision', detail: `Phase "${phase.phaseName}" is ${phase.status}, not awaiting a decision.` }
+    const ended = run.status === 'canceled' || run.status === 'rejected' ? `was ${run.status}` : `has ${run.status}`
+    const where = phase.status === 'awaiting_decision' ? `belongs to a run that ${ended}` : statusInWords(phase.status)
+    return { refused: 'not-awaiting-decision', detail: `Phase "${phase.phaseName}" ${where}: it takes no decision.` }
   }
   const people = phase.agentId === NIL_UUID
   if (decision === 'revise' && people) return { refused: 'revise-people', detail: 'A phase of people\'s work (no agent) cannot be revised: approve it, with a note as its output, or reject it.' }

@@ -10,6 +10,23 @@ export const FINISHED_RUN_STATUSES: ReadonlyArray<RunStatus> = ['succeeded', 'fa
 export type RunStatus = (typeof RUN_STATUSES)[number]
 export type PhaseStatus = (typeof PHASE_STATUSES)[number]
 
+/** Where a phase or a tool call stands, as a problem's detail says it to a person ("has succeeded", not "is succeeded"). */
+export function statusInWords(status: PhaseStatus | 'awaiting_approval' | 'denied'): string {
+  const words: Record<typeof status, string> = {
+    pending: 'has not started',
+    running: 'is running',
+    awaiting_decision: 'is awaiting a decision',
+    awaiting_tool_approval: 'is awaiting a tool approval',
+    awaiting_input: 'is awaiting an answer',
+    awaiting_approval: 'is awaiting an approval',
+    succeeded: 'has succeeded',
+    failed: 'has failed',
+    denied: 'was denied',
+    canceled: 'was canceled',
+  }
+  return words[status]
+}
+
 import { MAX_NOTE_LENGTH } from './limits.js'
 import { PhasePolicy } from '../cycles/policy.js'
 /** Characters of an agent's answer as plain `text`. */

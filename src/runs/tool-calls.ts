@@ -18,6 +18,7 @@ import { mayAct } from '../inbox/items.js'
 import { snapshotOf } from './transitions.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import type { PhaseRun, Run } from './schemas.js'
+import { statusInWords } from './schemas.js'
 import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
 import type { LoopState } from '../tools/loop.js'
 import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
@@ -164,9 +165,9 @@ export async function decideToolCall(
     if (!phase) throw notFound('Tool call')
     checkPool(caller, phase, row.id)
     if (phase.status !== 'running' && phase.status !== 'awaiting_tool_approval') {
-      throw new AppError('not-awaiting-approval', `Phase "${phase.phaseName}" is ${phase.status}: its tool calls take no decision.`)
+      throw new AppError('not-awaiting-approval', `Phase "${phase.phaseName}" ${statusInWords(phase.status)}: its tool calls take no decision.`)
     }
-    if (row.status !== 'awaiting_approval') throw new AppError('not-awaiting-approval', `The call of ${row.name} is ${row.status}, not awaiting an approval.`)
+    if (row.status !== 'awaiting_approval') throw new AppError('not-awaiting-approval', `The call of ${row.name} ${statusInWords(row.status)}, not awaiting an approval.`)
     return toToolCall(await settleApproval(t, run, phase, row, input.decision, input.note, caller))
   })
   if (!outcome) throw notFound('Run')
@@ -208,7 +209,7 @@ export async function answerQuestion(
       .orderBy('id', 'desc').executeTakeFirst()
     checkPool(caller, phase, row?.id ?? '')
     if (phase.status !== 'awaiting_input' || !row) {
-      throw new AppError('not-awaiting-input', `Phase "${phase.phaseName}" is ${phase.status}, not waiting for an answer to a question.`)
+      throw new AppError('not-awaiting-input', `Phase "${phase.phaseName}" ${statusInWords(phase.status)}, not waiting for an answer to a question.`)
     }
     const updated = await updateCall(trx, row.id, { status: 'succeeded', output: input.text, finished_at: now() })
     await recordToolCallEvent(trx, updated, run.streamId, 'tool_call.updated', t.traceparent)

@@ -4,9 +4,10 @@
 // webhook-id gets the same answer.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
 import type { FastifyInstance } from 'fastify'
 import { Webhook } from 'standardwebhooks'
@@ -52,6 +53,23 @@ describe('the demo agent', () => {
     const answer = (await first.json()) as { output: { text: string } }
     assert.match(answer.output.text, /I read the phase "P"/)
     assert.deepEqual(await (await post(signed(secret))).json(), answer)
+  })
+
+  it('a malformed whsec_ secret and a busy port are refused in one line each, naming the variable', async () => {
+    const run = (env: Record<string, string>) => spawnSync(process.execPath, ['examples/demo-agent.mjs'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } })
+    const malformed = run({ DEMO_AGENT_SECRET: 'whsec_abc', DEMO_AGENT_PORT: '0' })
+    assert.equal(malformed.status, 1)
+    assert.match(malformed.stderr, /^demo-agent: DEMO_AGENT_SECRET is not a whsec_ key [^\n]*\n$/)
+    const busy = createServer().listen(0, '127.0.0.1')
+    await once(busy, 'listening')
+    try {
+      const port = String((busy.address() as { port: number }).port)
+      const taken = run({ DEMO_AGENT_SECRET: secret, DEMO_AGENT_PORT: port })
+      assert.equal(taken.status, 1)
+      assert.equal(taken.stderr, `demo-agent: cannot listen on 127.0.0.1:${port} (EADDRINUSE); set DEMO_AGENT_PORT to a free port\n`)
+    } finally {
+      busy.close()
+    }
   })
 
   for (const dialect of dialects()) {

@@ -8,12 +8,15 @@ import { build, dialects, send } from '../helpers.js'
 import { problemWordingFaults, wordingFaults } from '../wording.js'
 
 describe('the wording rules', () => {
-  it('catch section numbers and wrong plurals, and let good English through', () => {
+  it('catch section numbers, wrong plurals and statuses said as codes, and let good English through', () => {
     assert.equal(wordingFaults('must be a UUID (spec 2.1: versions 1 to 8)').length, 1)
     assert.equal(wordingFaults('see § 4').length, 1)
     assert.equal(wordingFaults('must be at least 1 characters long').length, 1)
     assert.equal(wordingFaults('must have at most 2 item').length, 1)
+    assert.equal(wordingFaults('Phase "Reply" is succeeded, not awaiting a decision.').length, 1)
+    assert.equal(wordingFaults('Phase "Reply" is awaiting_tool_approval: its tool calls take no decision.').length, 1)
     assert.deepEqual(wordingFaults('must be at least 1 character long; 1 to 255 visible ASCII characters; at most 120 characters; 1.5 seconds'), [])
+    assert.deepEqual(wordingFaults('Phase "Reply" has succeeded: it takes no decision. The run is running; the phase is awaiting a decision.'), [])
   })
 })
 

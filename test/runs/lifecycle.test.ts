@@ -94,6 +94,7 @@ for (const dialect of dialects()) {
       const late = await send(app, 'POST', `/api/runs/${started.id}/phases/${reply.id}/decision`, { decision: 'approve' })
       assert.equal(late.statusCode, 409)
       assert.equal(late.json().type, 'urn:tandem:problem:not-awaiting-decision')
+      assert.match(late.json().detail, /^Phase "[^"]+" has succeeded: it takes no decision\.$/, 'the status in words, not "is succeeded"')
     })
 
     it('rejects: the phase fails and the run ends rejected', async () => {
