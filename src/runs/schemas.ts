@@ -3,6 +3,8 @@
 import Type, { type Static } from 'typebox'
 import { Content } from '../chat/schemas.js'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { PhasePolicy } from '../cycles/policy.js'
+import { MAX_NOTE_LENGTH } from './limits.js'
 
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'rejected', 'canceled'] as const
 export const PHASE_STATUSES = ['pending', 'running', 'awaiting_decision', 'awaiting_tool_approval', 'awaiting_input', 'succeeded', 'failed', 'canceled'] as const
@@ -27,8 +29,6 @@ export function statusInWords(status: PhaseStatus | 'awaiting_approval' | 'denie
   return words[status]
 }
 
-import { MAX_NOTE_LENGTH } from './limits.js'
-import { PhasePolicy } from '../cycles/policy.js'
 /** Characters of an agent's answer as plain `text`. */
 export const MAX_OUTPUT_TEXT_LENGTH = 40000
 export const MAX_DETAIL_LENGTH = 4000
