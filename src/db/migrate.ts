@@ -22,6 +22,7 @@ import * as messageStreaming from './migrations/0053_message_streaming.js'
 import * as toolCalls from './migrations/0057_tool_calls.js'
 import * as operators from './migrations/0060_operators.js'
 import * as decisionPolicies from './migrations/0061_decision_policies.js'
+import * as runsRouteCalls from './migrations/0070_runs_route_calls.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0057_tool_calls': toolCalls,
   '0060_operators': operators,
   '0061_decision_policies': decisionPolicies,
+  '0070_runs_route_calls': runsRouteCalls,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

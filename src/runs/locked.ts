@@ -21,5 +21,5 @@ export async function withLockedRun<T>(
 ): Promise<T | undefined> {
   const locked = await lockRun(trx, runId)
   if (!locked || (workspaceId !== null && locked.workspaceId !== workspaceId)) return undefined
-  return work({ db: trx, workspaceId: locked.workspaceId, settings, traceparent: locked.traceparent }, locked.run)
+  return work({ db: trx, workspaceId: locked.workspaceId, settings, traceparent: locked.traceparent, routeCalls: locked.routeCalls }, locked.run)
 }

@@ -69,6 +69,11 @@ export interface Transition {
    * deliveries of its events and its messages' events get spans of it. Null for runs from before 0036.
    */
   traceparent: string | null
+  /**
+   * Whether the task tool route was ever called in the run, as read under its lock (store.ts lockRun); a
+   * transition that did not lock the run leaves it unset, and settleEndedCalls then looks for such calls itself.
+   */
+  routeCalls?: boolean
 }
 
 /**

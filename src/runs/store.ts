@@ -35,8 +35,13 @@ export async function updateRun(db: Kysely<Database>, run: Run): Promise<void> {
 const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('runs').select(['document']).where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
-const selectOneForUpdate = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id', 'traceparent']).where('id', '=', id).forUpdate())
-const selectOneById = prepared(1, (db, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id', 'traceparent']).where('id', '=', id))
+// A locked run comes with whether a step-0 tool call (the task tool route's, ElevenLabs client tools') was ever
+// made in it (0070 route_calls): only then can
+// a phase that ends leave one in flight to settle (tool-calls.ts settleEndedCalls), so a run without tools asks
+// nothing more. A column of the locked row, so PostgreSQL's FOR UPDATE reads its latest value.
+const lockedRun = (db: Kysely<Database>, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id', 'traceparent', 'route_calls']).where('id', '=', id)
+const selectOneForUpdate = prepared(1, (db, id: Expression<string>) => lockedRun(db, id).forUpdate())
+const selectOneById = prepared(1, (db, id: Expression<string>) => lockedRun(db, id))
 
 export async function findRun(db: Kysely<Database>, workspaceId: string, id: string): Promise<Run | undefined> {
   const [row] = await selectOne(db, id, workspaceId)
@@ -48,9 +53,9 @@ export async function findRun(db: Kysely<Database>, workspaceId: string, id: str
  * already run one at a time), so that of two concurrent transitions the second sees the first's outcome;
  * with its trace context, which every later transition of the run continues.
  */
-export async function lockRun(db: Kysely<Database>, id: string): Promise<{ run: Run; workspaceId: string; traceparent: string | null } | undefined> {
+export async function lockRun(db: Kysely<Database>, id: string): Promise<{ run: Run; workspaceId: string; traceparent: string | null; routeCalls: boolean } | undefined> {
   const [row] = isPostgres(db) ? await selectOneForUpdate(db, id) : await selectOneById(db, id)
-  return row && { run: JSON.parse(row.document) as Run, workspaceId: row.workspace_id, traceparent: row.traceparent }
+  return row && { run: JSON.parse(row.document) as Run, workspaceId: row.workspace_id, traceparent: row.traceparent, routeCalls: Number(row.route_calls) === 1 }
 }
 
 // A delivery's reads in one query: the run, its stream's name, its cycle's description, the task's agent and the
@@ -214,4 +219,9 @@ export async function findTriggeredCycles(db: Kysely<Database>, workspaceId: str
     .limit(limit)
     .execute()
   return rows.map(toCycle)
+}
+
+/** Marks the run as one with step-0 tool calls (0070), locking its row till the caller's commit; a no-op once marked. */
+export async function markRouteCalls(db: Kysely<Database>, runId: string): Promise<void> {
+  await db.updateTable('runs').set({ route_calls: 1 }).where('id', '=', runId).where('route_calls', '=', 0).execute()
 }

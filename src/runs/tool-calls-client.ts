@@ -11,7 +11,7 @@ import { resolveTools } from '../tools/resolve.js'
 import { vendorToolName } from '../tools/vendor-names.js'
 import type { ClientTools } from './adapters/adapter.js'
 import type { Run } from './schemas.js'
-import type { TaskRow } from './store.js'
+import { markRouteCalls, type TaskRow } from './store.js'
 import { ASK_OPERATOR, recordToolCallEvent, type ToolCallRow } from './tool-calls.js'
 import { noteWarnings } from './tool-calls-host.js'
 import { finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
@@ -45,7 +45,11 @@ export async function prepareClientTools(app: FastifyInstance, input: { task: Ta
         : Buffer.byteLength(json) > MAX_TOOL_INPUT_BYTES ? `The tool input is ${Buffer.byteLength(json)} bytes of JSON; at most ${MAX_TOOL_INPUT_BYTES} are accepted.`
         : null
       if (refusal) Object.assign(row, { status: 'failed', error: refusal, finished_at: at, dispatched_at: null, input: Buffer.byteLength(json) > MAX_TOOL_INPUT_BYTES ? '{"truncated":true}' : json })
-      await db.transaction().execute((trx) => trx.insertInto('tool_calls').values(row).execute().then(() => recordToolCallEvent(trx, row, run.streamId, 'tool_call.created', scope.traceparent)))
+      await db.transaction().execute(async (trx) => {
+        await markRouteCalls(trx, run.id)
+        await trx.insertInto('tool_calls').values(row).execute()
+        await recordToolCallEvent(trx, row, run.streamId, 'tool_call.created', scope.traceparent)
+      })
       if (refusal) return { ok: false, text: refusal }
       const done = await finishCall(app, scope, row, await performTool(app, scope, tool, row.name, parameters, callSignal))
       return done.status === 'succeeded' ? { ok: true, text: done.output ?? '' } : { ok: false, text: done.error ?? 'The call failed.' }

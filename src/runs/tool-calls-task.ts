@@ -16,7 +16,7 @@ import type { TaskPayload } from './adapters/adapter.js'
 import { withLockedRun } from './locked.js'
 import { persistRun } from './machine.js'
 import type { Run } from './schemas.js'
-import { findRun, findTask, type TaskRow } from './store.js'
+import { findRun, findTask, markRouteCalls, type TaskRow } from './store.js'
 import { publicBase } from './tasks.js'
 import { snapshotOf } from './transitions.js'
 import { ASK_OPERATOR, CALL_TOOL_JOB, callsOfTask, recordToolCallEvent, waitingStatus, type ToolCallApproval, type ToolCallRow } from './tool-calls.js'
@@ -71,6 +71,7 @@ export async function callTaskTool(app: FastifyInstance, task: TaskRow, name: st
       const open = await trx.selectFrom('run_tasks').select('state').where('id', '=', task.id).executeTakeFirst()
       if (!phase || open?.state !== 'open' || !['running', 'awaiting_tool_approval', 'awaiting_input'].includes(phase.status)) return false
       row.position = (await callsOfTask(trx, task.id)).length
+      await markRouteCalls(trx, run.id)
       await trx.insertInto('tool_calls').values(row).execute()
       await recordToolCallEvent(trx, row, locked.streamId, 'tool_call.created', t.traceparent)
       if (approval || question) {

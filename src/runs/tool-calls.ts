@@ -292,7 +292,7 @@ const ACTIVE: ReadonlyArray<PhaseRun['status']> = ['running', 'awaiting_tool_app
  * leaves it so (tool-exec.ts finishCall).
  */
 export async function settleEndedCalls(t: Transition, run: Run, before: { status: string; phases: ReadonlyArray<PhaseRun['status']> }): Promise<void> {
-  if (before.status === 'new') return
+  if (before.status === 'new' || t.routeCalls === false) return
   const ended = run.phases.filter((p) => ACTIVE.includes(before.phases[p.index]!) && !ACTIVE.includes(p.status)).map((p) => p.id)
   if (ended.length === 0) return
   const rows = await t.db

@@ -115,6 +115,10 @@ for (const dialect of dialects()) {
       const payload = await claimed()
       const res = await send(app, 'POST', `${local(payload.toolsUrl)}/files.echo`, { input: { text: 'lost' } }, asAgent(payload))
       const callId = res.json().callId
+      // The run is marked as one with such calls (0070), under its lock: only such runs are looked at when a phase ends.
+      const marked = async (runId: string) => Number((await app.database.db.selectFrom('runs').select('route_calls').where('id', '=', runId).executeTakeFirstOrThrow()).route_calls)
+      assert.equal(await marked(payload.run.id), 1)
+      assert.equal(await marked((await claimed()).run.id), 0, 'a run whose agent called no tool is not marked')
       // As a process killed while making it leaves it: dispatched, never finished.
       await app.database.db.updateTable('tool_calls').set({ status: 'running', output: null, finished_at: null }).where('id', '=', callId).execute()
       assert.equal((await send(app, 'POST', local(payload.result.url), { output: { text: 'done' } }, asAgent(payload))).statusCode, 200)
