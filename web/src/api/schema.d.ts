@@ -778,7 +778,7 @@ export interface paths {
         };
         /**
          * Follow my inbox live (Server-Sent Events)
-         * @description On connect, each current item as `inbox.added`; then `inbox.added` and `inbox.removed` (data: the item) as the inbox changes; a `: keep-alive` comment every 15 s.
+         * @description On connect, each current item as `inbox.added`; then `inbox.added` and `inbox.removed` (data: the item) as the inbox changes; a `: keep-alive` comment every 15 s. The feed ends after TANDEM_SSE_MAX_LIFETIME_S; connect again (the current items come again).
          */
         get: operations["followInbox"];
         put?: never;
