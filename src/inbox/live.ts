@@ -2,7 +2,9 @@
 // (each item as `inbox.added`), then follows the workspace's streams through the instance's event hub: any run
 // event makes it read the inbox again and send the difference (`inbox.added` for a new or changed item,
 // `inbox.removed`). Streams created
-// later are picked up at each keep-alive. A client that does not read is dropped past the buffer limit.
+// later are picked up at each keep-alive. A client that does not read is dropped past the buffer limit, and the feed
+// ends after TANDEM_SSE_MAX_LIFETIME_S as a stream's events do (it holds a connection slot); a client that connects
+// again is sent the current items again.
 import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -18,6 +20,7 @@ export class InboxConnection implements FeedReader {
   private readonly items = new Map<string, InboxItem>()
   private readonly subscriptions = new Map<string, () => void>()
   private readonly keepAlive: NodeJS.Timeout
+  private readonly lifetime: NodeJS.Timeout
   private reading = false
   private again = false
   private ended = false
@@ -27,7 +30,7 @@ export class InboxConnection implements FeedReader {
     private readonly db: Kysely<Database>,
     private readonly hub: EventHub,
     private readonly caller: Caller,
-    private readonly options: { keepAliveMs: number; maxBufferBytes: number },
+    private readonly options: { keepAliveMs: number; maxBufferBytes: number; maxLifetimeMs: number },
     private readonly log: FastifyBaseLogger,
   ) {
     raw.once('close', () => this.close())
@@ -35,6 +38,8 @@ export class InboxConnection implements FeedReader {
       this.write(': keep-alive\n\n')
       void this.follow()
     }, options.keepAliveMs)
+    this.lifetime = setTimeout(() => this.close(), options.maxLifetimeMs)
+    this.lifetime.unref()
     // The first follow reads the inbox (and so sends the current items).
     void this.follow()
   }
@@ -47,6 +52,7 @@ export class InboxConnection implements FeedReader {
     if (this.ended) return
     this.ended = true
     clearInterval(this.keepAlive)
+    clearTimeout(this.lifetime)
     for (const unsubscribe of this.subscriptions.values()) unsubscribe()
     this.subscriptions.clear()
     if (!this.raw.writableEnded) this.raw.end()

@@ -42,13 +42,15 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         operationId: 'followInbox', tags: ['inbox'], summary: 'Follow my inbox live (Server-Sent Events)',
-        description: 'On connect, each current item as `inbox.added`; then `inbox.added` and `inbox.removed` (data: the item) as the inbox changes; a `: keep-alive` comment every 15 s.',
+        description:
+          'On connect, each current item as `inbox.added`; then `inbox.added` and `inbox.removed` (data: the item) as the inbox changes; a `: keep-alive` comment every 15 s. ' +
+          'The feed ends after TANDEM_SSE_MAX_LIFETIME_S; connect again (the current items come again).',
         response: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...ProblemResponses },
       },
     },
     async (request, reply) => {
       const raw = openEventStream(request, reply)
-      const connection = new InboxConnection(raw, db, app.events, request.principal, { keepAliveMs: app.config.sseKeepAliveMs, maxBufferBytes: app.config.sseMaxBufferBytes }, request.log)
+      const connection = new InboxConnection(raw, db, app.events, request.principal, { keepAliveMs: app.config.sseKeepAliveMs, maxBufferBytes: app.config.sseMaxBufferBytes, maxLifetimeMs: app.config.sseMaxLifetimeMs }, request.log)
       if (raw.destroyed) connection.close()
     },
   )

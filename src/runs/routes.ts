@@ -13,6 +13,7 @@ import { CycleParams } from '../cycles/schemas.js'
 import { hashToken, newToken } from './machine.js'
 import { claimOldestTask, findRun, listRuns } from './store.js'
 import { cancel, checkRunInput, decidePhase, fireTrigger, startRun, type Actor, type Caller } from './service.js'
+import { MAX_RUNS_PER_TRIGGER } from './limits.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { addTaskTools } from './tool-calls-task.js'
 import { findAgent } from '../agents/store.js'
@@ -70,7 +71,9 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'fireTrigger',
         tags: ['runs'],
         summary: 'Start a run of every saved cycle of the stream with this trigger name',
-        description: 'Trigger names compare case-insensitively; none matching gives `{ "runs": [] }`. Honours `Idempotency-Key`.',
+        description:
+          `Trigger names compare case-insensitively; none matching gives \`{ "runs": [] }\`. Starts at most ${MAX_RUNS_PER_TRIGGER} runs: with more matching cycles ` +
+          'none is started and the answer is 409 `too-many-runs`. The answer carries each run\'s id and status. Honours `Idempotency-Key`.',
         params: TriggerParams,
         body: StartRunBody,
         response: { 202: TriggerResult, ...ProblemResponses },

@@ -205,5 +205,15 @@ for (const dialect of dialects()) {
         resumed.close()
       }
     })
+
+    it('ends the inbox feed after TANDEM_SSE_MAX_LIFETIME_S too, giving its slot back', async () => {
+      const feed = await openEventStream(`${base}/api/me/inbox/events`)
+      assert.equal(feed.status, 200)
+      const ended = await Promise.race([feed.ended.then(() => true), sleep(5000).then(() => false)])
+      feed.close()
+      assert.ok(ended, 'the inbox feed was still open after 5 s')
+      for (let i = 0; i < 50 && app.heldRequests.held > 0; i++) await sleep(20)
+      assert.equal(app.heldRequests.held, 0)
+    })
   })
 }

@@ -56,7 +56,8 @@ describe('file modes (sqlite)', { skip: process.platform === 'win32' }, () => {
     }
   })
 
-  it('the process says so in one line and exits 1', async () => {
+  // Bounded: without the refusal the server would start and listen, and the test must fail rather than wait on it.
+  it('the process says so in one line and exits 1', { timeout: 60_000 }, async () => {
     const root = mkdtempSync(join(tmpdir(), 'tandem-modes-'))
     mkdirSync(root, { recursive: true })
     const keyFile = join(root, 'secret.key')
@@ -66,8 +67,10 @@ describe('file modes (sqlite)', { skip: process.platform === 'win32' }, () => {
       const server = startServer({ DATABASE_URL: `sqlite:${join(root, 'tandem.db')}`, TANDEM_SECRET_KEY: '' }, { stderr: 'pipe' })
       let stderr = ''
       server.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
-      const { code } = await server.exited
-      assert.equal(code, 1)
+      const outcome = await Promise.race([server.exited, server.url.then((url) => ({ listening: url }))])
+      if ('listening' in outcome) await server.stop('SIGKILL')
+      assert.ok(!('listening' in outcome), `the server started on ${'listening' in outcome ? outcome.listening : ''} with a secret.key others can read`)
+      assert.equal(outcome.code, 1)
       const lines = stderr.trim().split('\n')
       assert.equal(lines.length, 1, stderr)
       assert.match(lines[0] as string, new RegExp(`${keyFile.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}.*chmod 600 `))

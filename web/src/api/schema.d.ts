@@ -589,7 +589,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run of every saved cycle of the stream with this trigger name
-         * @description Trigger names compare case-insensitively; none matching gives `{ "runs": [] }`. Honours `Idempotency-Key`.
+         * @description Trigger names compare case-insensitively; none matching gives `{ "runs": [] }`. Starts at most 20 runs: with more matching cycles none is started and the answer is 409 `too-many-runs`. The answer carries each run's id and status. Honours `Idempotency-Key`.
          */
         post: operations["fireTrigger"];
         delete?: never;
@@ -778,7 +778,7 @@ export interface paths {
         };
         /**
          * Follow my inbox live (Server-Sent Events)
-         * @description On connect, each current item as `inbox.added`; then `inbox.added` and `inbox.removed` (data: the item) as the inbox changes; a `: keep-alive` comment every 15 s.
+         * @description On connect, each current item as `inbox.added`; then `inbox.added` and `inbox.removed` (data: the item) as the inbox changes; a `: keep-alive` comment every 15 s. The feed ends after TANDEM_SSE_MAX_LIFETIME_S; connect again (the current items come again).
          */
         get: operations["followInbox"];
         put?: never;
