@@ -7,7 +7,7 @@ import type { RunsConfig } from '../config.js'
 import { AppError, notFound } from '../http/problem.js'
 import { normalizeHandle } from '../principals/handles.js'
 import { requireStream } from '../streams/store.js'
-import { findCycle } from '../cycles/store.js'
+import { findStreamCycle } from '../cycles/store.js'
 import { cancelRun, createRun, decide, type Decider, type Transition } from './machine.js'
 import { findTriggeredCycles } from './store.js'
 import { withLockedRun } from './locked.js'
@@ -44,8 +44,8 @@ const transition = (deps: RunDeps, trx: Kysely<Database>, actor: Actor): Transit
 
 /** A run of one saved cycle. */
 export async function startRun(deps: RunDeps, trx: Kysely<Database>, actor: Actor, input: { streamId: string; cycleId: string; input: Record<string, unknown> }): Promise<Run> {
-  const stream = await requireStream(trx, actor.workspaceId, input.streamId)
-  const cycle = await findCycle(trx, actor.workspaceId, stream.id, input.cycleId)
+  const { stream, cycle } = await findStreamCycle(trx, actor.workspaceId, input.streamId, input.cycleId)
+  if (!stream) throw notFound('Stream')
   if (!cycle) throw notFound('Cycle')
   return createRun(transition(deps, trx, actor), { cycle, input: input.input, createdBy: actor.principalId })
 }

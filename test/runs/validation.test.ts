@@ -46,7 +46,13 @@ for (const dialect of dialects()) {
         assert.deepEqual(pointers(res), expected)
       }
       assert.equal((await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/not-a-uuid/runs`, {})).statusCode, 400)
-      assert.equal((await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/01890a5d-ac96-774b-bcce-b302099a8057/runs`, {})).statusCode, 404)
+      // The stream and the cycle are read in one query; the 404 still says which of them is missing.
+      const missing = async (stream: string, cycle: string) => (await send(app, 'POST', `/api/cycles/streams/${stream}/cycles/${cycle}/runs`, {})).json()
+      const unknown = '01890a5d-ac96-774b-bcce-b302099a8057'
+      assert.deepEqual([(await missing(streamId, unknown)).status, (await missing(streamId, unknown)).detail], [404, 'Cycle was not found'])
+      assert.equal((await missing(unknown, cycleId)).detail, 'Stream was not found')
+      const otherStream = await createStream(app)
+      assert.equal((await missing(otherStream, cycleId)).detail, 'Cycle was not found', 'a cycle of another stream is not this stream\'s')
       assert.equal(await count(), before)
       // The router refuses path parameters over 100 characters (414); 100 is fine.
       assert.equal((await send(app, 'POST', `/api/streams/${streamId}/triggers/${'x'.repeat(101)}`, {})).statusCode, 414)
