@@ -99,12 +99,21 @@ describe('insertions', () => {
 })
 
 describe('references', () => {
-  const readme = () => cycle(phase('Researcher finds sources', 'researcher'), phase('Writer drafts reply', 'writer', { autoAdvance: false, operatorPool: ['lee'] }))
+  const readme = () => cycle(phase('Researcher finds sources', 'researcher'), phase('Writer drafts reply', 'writer', { instructions: 'Draft a reply. @lee approves it.', autoAdvance: false, operatorPool: ['lee'] }))
 
   it('"the draft too" is the phase "Writer drafts reply"', () => {
     const { draft, warnings } = refine('And let @maria approve the draft too.', readme())
     assert.deepEqual(draft.phasesTemplate[1]!.operatorPool, ['lee', 'maria'])
     assert.deepEqual(warnings, [])
+    assert.equal(draft.phasesTemplate[1]!.instructions, 'Draft a reply. @lee and @maria approve it.', 'the instructions name the approvers the gate now has')
+  })
+
+  it('the sentence naming the approvers follows the operators: one, several, none', () => {
+    const signed = generate('First the Researcher finds sources, then the Writer drafts a reply, then @lee signs off on it.').draft
+    const three = refine('Add @kim and @jo to the draft.', signed).draft
+    assert.equal(three.phasesTemplate[1]!.instructions, 'Draft a reply. @lee, @kim and @jo sign off on it.')
+    assert.equal(refine('Remove @kim and @jo from the draft.', three).draft.phasesTemplate[1]!.instructions, 'Draft a reply. @lee signs off on it.')
+    assert.equal(refine('Remove @lee from the draft.', readme()).draft.phasesTemplate[1]!.instructions, 'Draft a reply.')
   })
 
   it('by its verb\'s noun: the proofreading, the publication, the sending', () => {

@@ -5,12 +5,39 @@ import { capOperators } from '../generate.js'
 import { handles } from '../../text/language.js'
 import type { Editor, Handler } from './editor.js'
 
+// A sentence of the instructions saying who approves the step ("@lee approves it.", "@lee and @kim review the
+// draft."), as a draft writes it from the prompt's words: its handles, its verb and the rest of it.
+const APPROVAL_SENTENCE = /(^|[.!?]\s+)((?:@[\p{L}\p{N}_.-]+?(?:\s*,\s*|\s+and\s+)?)+)\s+(approves?|reviews?|signs?\s+off|checks?|confirms?|okays?)\b([^.!?]*[.!?])/iu
+
+const listHandles = (pool: string[]) => {
+  const named = pool.map((h) => `@${h}`)
+  return named.length <= 1 ? named.join('') : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`
+}
+
+/** The verb for one approver ("approves", "signs off") or several ("approve", "sign off"). */
+function agree(verb: string, several: boolean): string {
+  const [first, ...rest] = verb.split(/\s+/)
+  const base = (first as string).replace(/s$/i, '')
+  return [several ? base : `${base}s`, ...rest].join(' ')
+}
+
+/** After the operators change, the instructions' sentence naming the approvers names the new ones (or goes, with none). */
+function restateApprovers(phase: Phase): void {
+  const match = APPROVAL_SENTENCE.exec(phase.instructions)
+  if (!match) return
+  const [whole, lead, , verb, rest] = match as unknown as [string, string, string, string, string]
+  const sentence = phase.operatorPool.length === 0 ? '' : `${lead}${listHandles(phase.operatorPool)} ${agree(verb, phase.operatorPool.length > 1)}${rest}`
+  const restated = phase.instructions.slice(0, match.index) + (sentence || lead.trimEnd()) + phase.instructions.slice(match.index + whole.length)
+  phase.instructions = restated.trim() || phase.instructions
+}
+
 function setPool(editor: Editor, phase: Phase, add: string[], remove: string[]): void {
   const before = phase.operatorPool.join(',')
   const pool = new Set(phase.operatorPool)
   for (const handle of add) pool.add(handle)
   phase.operatorPool = capOperators([...pool].filter((h) => !remove.includes(h)), editor.warnings, `"${phase.phaseName}"`)
   if (phase.operatorPool.join(',') !== before) {
+    restateApprovers(phase)
     const detail = [add.length ? `added ${add.map((h) => `@${h}`).join(', ')} to operators` : '', remove.length ? `removed ${remove.map((h) => `@${h}`).join(', ')} from operators` : '']
     editor.note('update', phase, detail.filter(Boolean).join('; '))
   }
