@@ -108,6 +108,28 @@ export async function listLatestMessages(db: Kysely<Database>, workspaceId: stri
   return rows.reverse().map(toMessage)
 }
 
+// The recent messages a task hands its agent: only the fields the payload shows (no content to read and parse).
+const selectRecent = prepared(3, (db, workspaceId: Expression<string>, streamId: Expression<string>, count: Expression<number>) =>
+  db
+    .selectFrom('messages')
+    .select(['id', 'author_id', 'author_type', 'text', 'created_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('stream_id', '=', streamId)
+    .orderBy('id', 'desc')
+    .limit(count),
+)
+
+/** The stream's latest `count` messages, oldest first, as a task's payload lists them. */
+export async function listRecentMessageSummaries(
+  db: Kysely<Database>,
+  workspaceId: string,
+  streamId: string,
+  count: number,
+): Promise<Array<Pick<Message, 'id' | 'authorId' | 'authorType' | 'text' | 'createdAt'>>> {
+  const rows = await selectRecent(db, workspaceId, streamId, count)
+  return rows.reverse().map((row) => ({ id: row.id, authorId: row.author_id, authorType: row.author_type, text: row.text, createdAt: row.created_at }))
+}
+
 export type EditOutcome = { message: Message } | { refused: 'not-found' | 'forbidden' | 'stale' | 'streaming'; current?: Message }
 
 /**

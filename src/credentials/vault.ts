@@ -12,7 +12,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { dbContext } from '../db/context.js'
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { ConfigError, parseSecretKey, type Config } from '../config.js'
@@ -39,9 +39,11 @@ export class VaultError extends Error {
   }
 }
 
-const ring = new Map<string, Buffer>()
+// Keys are held as KeyObjects: node:crypto imports a Buffer key anew on every cipher it makes (most of a
+// small seal's cost), a KeyObject once.
+const ring = new Map<string, KeyObject>()
 
-function open(keys: Map<string, Buffer>, sealed: Sealed, aad: string): string {
+function open(keys: Map<string, KeyObject>, sealed: Sealed, aad: string): string {
   const key = keys.get(sealed.keyId)
   if (!key) throw new VaultError(`the secret is encrypted with key ${sealed.keyId}, which this instance does not have (set TANDEM_SECRET_KEY or TANDEM_SECRET_KEY_PREVIOUS)`)
   const data = Buffer.from(sealed.ciphertext, 'base64')
@@ -57,20 +59,21 @@ function open(keys: Map<string, Buffer>, sealed: Sealed, aad: string): string {
 
 export class Vault {
   readonly keyId: string
-  private readonly keys = new Map<string, Buffer>()
+  private readonly keys = new Map<string, KeyObject>()
 
   constructor(current: Buffer, previous: Buffer[] = []) {
     this.keyId = keyIdOf(current)
     for (const key of [current, ...previous]) {
-      this.keys.set(keyIdOf(key), key)
-      ring.set(keyIdOf(key), key)
+      const keyObject = createSecretKey(key)
+      this.keys.set(keyIdOf(key), keyObject)
+      ring.set(keyIdOf(key), keyObject)
     }
   }
 
   /** Encrypts with the current key; `aad` (the credential id) binds the ciphertext to its row. */
   seal(plaintext: string, aad: string): Sealed {
     const iv = randomBytes(IV_BYTES)
-    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.keyId) as Buffer, iv, { authTagLength: TAG_BYTES })
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.keyId) as KeyObject, iv, { authTagLength: TAG_BYTES })
     cipher.setAAD(Buffer.from(aad, 'utf8'))
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
     return { keyId: this.keyId, ciphertext: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64') }
@@ -86,7 +89,7 @@ export class Vault {
    * such as a request body kept to recognise a retry: unlike a plain hash, it cannot be brute-forced offline.
    */
   fingerprint(text: string): string {
-    this.fingerprintKey ??= createHmac('sha256', this.keys.get(this.keyId) as Buffer).update('tandem fingerprint key').digest()
+    this.fingerprintKey ??= createHmac('sha256', this.keys.get(this.keyId) as KeyObject).update('tandem fingerprint key').digest()
     return createHmac('sha256', this.fingerprintKey).update(text).digest('hex')
   }
 

@@ -42,14 +42,12 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
   return cycle
 }
 
+const selectOne = prepared(3, (db, id: Expression<string>, streamId: Expression<string>, workspaceId: Expression<string>) =>
+  db.selectFrom('cycles').selectAll().where('id', '=', id).where('stream_id', '=', streamId).where('workspace_id', '=', workspaceId),
+)
+
 export async function findCycle(db: Kysely<Database>, workspaceId: string, streamId: string, id: string): Promise<SavedCycle | undefined> {
-  const row = await db
-    .selectFrom('cycles')
-    .selectAll()
-    .where('id', '=', id)
-    .where('stream_id', '=', streamId)
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirst()
+  const [row] = await selectOne(db, id, streamId, workspaceId)
   return row && toCycle(row)
 }
 

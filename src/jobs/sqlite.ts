@@ -3,8 +3,9 @@
 // woken at once by each enqueue, and by a timer for the earliest future job; the timer is only a wake-up, the
 // schedule lives in the table, so a restart loses nothing: start() takes back every job still locked.
 import type { FastifyInstance } from 'fastify'
-import type { Kysely, Selectable } from 'kysely'
+import type { Expression, Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
+import { prepared } from '../db/prepared.js'
 import { newId, now } from '../ids.js'
 import type { AnyTaskList } from './registry.js'
 import { JOB_RETRY_BACKOFF, backoffMs } from '../net/backoff.js'
@@ -17,6 +18,22 @@ type JobRow = Selectable<JobTable>
 
 // setTimeout's limit; a job further away is looked at again then.
 const MAX_TIMER_MS = 2 ** 31 - 1
+
+// The worker's queries on every job, compiled once (src/db/prepared.ts).
+const insertRow = prepared(
+  9,
+  (
+    db, id: Expression<string>, name: Expression<string>, payload: Expression<string>, runAt: Expression<string>, attempts: Expression<number>,
+    maxAttempts: Expression<number>, jobKey: Expression<string | null>, lockedAt: Expression<string | null>, lastError: Expression<string | null>,
+  ) => db.insertInto('jobs').values({ id, name, payload, run_at: runAt, attempts, max_attempts: maxAttempts, job_key: jobKey, locked_at: lockedAt, last_error: lastError }),
+)
+const removeOne = prepared(1, (db, key: Expression<string>) => db.deleteFrom('jobs').where('job_key', 'in', [key]).where('locked_at', 'is', null))
+const removeTwo = prepared(2, (db, first: Expression<string>, second: Expression<string>) => db.deleteFrom('jobs').where('job_key', 'in', [first, second]).where('locked_at', 'is', null))
+const claimDue = prepared(2, (db, lockedAt: Expression<string>, limit: Expression<number>) => {
+  const due = db.selectFrom('jobs').select('id').where('locked_at', 'is', null).where('run_at', '<=', lockedAt).orderBy('run_at').orderBy('id').limit(limit)
+  return db.updateTable('jobs').set({ locked_at: lockedAt }).where('id', 'in', due).returningAll()
+})
+const deleteDone = prepared(1, (db, id: Expression<string>) => db.deleteFrom('jobs').where('id', '=', id))
 
 /** Graphile-worker's back-off, so that both databases retry alike: e^attempts seconds, at most e^10 (6 h). */
 const retryDelayMs = (attempts: number) => backoffMs(JOB_RETRY_BACKOFF, attempts)
@@ -54,13 +71,15 @@ export class SqliteJobWorker {
       // A running job keeps running; it gives up its key to the new one.
       await db.updateTable('jobs').set({ job_key: null }).where('job_key', '=', jobKey).execute()
     }
-    await db.insertInto('jobs').values(row).execute()
+    await insertRow(db, row.id, row.name, row.payload, row.run_at, row.attempts, row.max_attempts, row.job_key, row.locked_at, row.last_error)
     // The worker's query waits for the connection, so it sees the row once the caller's transaction commits.
     this.wake()
   }
 
   async remove(db: Kysely<Database>, jobKeys: string[]): Promise<void> {
-    await db.deleteFrom('jobs').where('job_key', 'in', jobKeys).where('locked_at', 'is', null).execute()
+    if (jobKeys.length === 1) await removeOne(db, jobKeys[0] as string)
+    else if (jobKeys.length === 2) await removeTwo(db, jobKeys[0] as string, jobKeys[1] as string)
+    else if (jobKeys.length > 0) await db.deleteFrom('jobs').where('job_key', 'in', jobKeys).where('locked_at', 'is', null).execute()
   }
 
   async start(app: FastifyInstance): Promise<void> {
@@ -98,9 +117,7 @@ export class SqliteJobWorker {
     this.filling = true
     try {
       while (!this.stopped && this.running < this.concurrency) {
-        const lockedAt = now()
-        const due = this.db.selectFrom('jobs').select('id').where('locked_at', 'is', null).where('run_at', '<=', lockedAt).orderBy('run_at').orderBy('id').limit(this.concurrency - this.running)
-        const rows = await this.db.updateTable('jobs').set({ locked_at: lockedAt }).where('id', 'in', due).returningAll().execute()
+        const rows = await claimDue(this.db, now(), this.concurrency - this.running)
         if (rows.length === 0) break
         for (const row of rows) {
           this.running++
@@ -133,7 +150,9 @@ export class SqliteJobWorker {
       const handler = Object.hasOwn(this.tasks, row.name) ? this.tasks[row.name] : undefined
       if (!handler) throw new Error(`no handler for job ${row.name}`)
       await handler(JSON.parse(row.payload) as never, { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
-      await this.db.deleteFrom('jobs').where('id', '=', row.id).execute()
+      // In a transaction, so that the deletion commits with the batch of writes of the moment (sqlite-driver.ts)
+      // instead of committing that batch early and then itself.
+      await this.db.transaction().execute((trx) => deleteDone(trx, row.id))
     } catch (error) {
       await this.recordFailure(row, attempt, error).catch((failure) => this.app?.log.error({ err: failure, job: row.name }, 'could not record a job failure'))
     } finally {

@@ -5,7 +5,7 @@
 //
 // Which moves are allowed is data, in transitions.ts, checked by persistRun.
 import { createHash, randomBytes } from 'node:crypto'
-import type { Insertable, Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { RunsConfig } from '../config.js'
 import { newId, now } from '../ids.js'
@@ -22,7 +22,7 @@ import type { SavedCycle } from '../cycles/schemas.js'
 import type { AgentOutput, ProblemCode, Usage } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { authModeProblem } from './adapters/auth-mode.js'
-import { closeOpenTasks, insertRun, insertTask, updateRun, type RunTaskTable } from './store.js'
+import { closeOpenTasks, insertRun, insertTask, updateRun, type NewTask } from './store.js'
 import { recordRunEvent } from './events.js'
 import type { PhaseRun, Run, RunProblem, RunTrigger } from './schemas.js'
 import { FINISHED_RUN_STATUSES, statusInWords } from './schemas.js'
@@ -203,7 +203,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   const taskId = newId()
   const token = newToken()
   const delivery = adapter.delivery ?? 'push'
-  const task: Insertable<RunTaskTable> = {
+  const task: NewTask = {
     id: taskId,
     workspace_id: t.workspaceId,
     run_id: run.id,

@@ -19,11 +19,18 @@ export type TaskRow = Selectable<RunTaskTable>
 
 const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter
 
+const insertRow = prepared(
+  10,
+  (
+    db,
+    id: Expression<string>, workspaceId: Expression<string>, streamId: Expression<string>, status: Expression<RunStatus>, document: Expression<string>,
+    traceparent: Expression<string | null>, createdAt: Expression<string>, triggerKind: Expression<Run['trigger']['kind']>, triggerId: Expression<string | null>, depth: Expression<number>,
+  ) =>
+    db.insertInto('runs').values({ id, workspace_id: workspaceId, stream_id: streamId, status, document, traceparent, created_at: createdAt, trigger_kind: triggerKind, trigger_id: triggerId, depth }),
+)
+
 export async function insertRun(db: Kysely<Database>, workspaceId: string, run: Run, traceparent: string | null): Promise<void> {
-  await db
-    .insertInto('runs')
-    .values({ id: run.id, workspace_id: workspaceId, stream_id: run.streamId, status: run.status, document: JSON.stringify(run), traceparent, created_at: run.createdAt, trigger_kind: run.trigger.kind, trigger_id: run.trigger.id, depth: run.depth })
-    .execute()
+  await insertRow(db, run.id, workspaceId, run.streamId, run.status, JSON.stringify(run), traceparent, run.createdAt, run.trigger.kind, run.trigger.id, run.depth)
 }
 
 const updateRow = prepared(3, (db, status: Expression<RunStatus>, document: Expression<string>, id: Expression<string>) => db.updateTable('runs').set({ status, document }).where('id', '=', id))
@@ -111,8 +118,28 @@ export async function listRuns(
   return rows.map((row) => JSON.parse(row.document) as Run)
 }
 
-export async function insertTask(db: Kysely<Database>, task: Insertable<RunTaskTable>): Promise<void> {
-  await db.insertInto('run_tasks').values(task).execute()
+/** A new task: every column the state machine gives one (the others keep their defaults). */
+export type NewTask = Omit<Insertable<RunTaskTable>, 'past_token_hashes' | 'usage'>
+
+const insertTaskRow = prepared(
+  14,
+  (
+    db,
+    id: Expression<string>, workspaceId: Expression<string>, runId: Expression<string>, phaseRunId: Expression<string>, agentId: Expression<string>,
+    attempt: Expression<number>, feedback: Expression<string | null>, delivery: Expression<'push' | 'claim'>, state: Expression<TaskState>, tokenHash: Expression<string | null>,
+    leaseUntil: Expression<string | null>, createdAt: Expression<string>, closedAt: Expression<string | null>, traceparent: Expression<string | null>,
+  ) =>
+    db.insertInto('run_tasks').values({
+      id, workspace_id: workspaceId, run_id: runId, phase_run_id: phaseRunId, agent_id: agentId, attempt, feedback, delivery, state,
+      token_hash: tokenHash, lease_until: leaseUntil, created_at: createdAt, closed_at: closedAt, traceparent,
+    }),
+)
+
+export async function insertTask(db: Kysely<Database>, task: NewTask): Promise<void> {
+  await insertTaskRow(
+    db, task.id, task.workspace_id, task.run_id, task.phase_run_id, task.agent_id, task.attempt, task.feedback ?? null, task.delivery, task.state,
+    task.token_hash ?? null, task.lease_until ?? null, task.created_at, task.closed_at ?? null, task.traceparent ?? null,
+  )
 }
 
 const selectTask = prepared(1, (db, id: Expression<string>) => db.selectFrom('run_tasks').selectAll().where('id', '=', id))
@@ -123,9 +150,12 @@ export async function findTask(db: Kysely<Database>, id: string): Promise<TaskRo
 }
 
 /** Closes the task if it is still open; false when it was not (another answer or a cancel came first). */
+const closeTaskRow = prepared(3, (db, id: Expression<string>, state: Expression<Exclude<TaskState, 'open'>>, at: Expression<string>) =>
+  db.updateTable('run_tasks').set({ state, closed_at: at, lease_until: null }).where('id', '=', id).where('state', '=', 'open').returning('id'),
+)
+
 export async function closeTask(db: Kysely<Database>, id: string, state: Exclude<TaskState, 'open'>, at: string): Promise<boolean> {
-  const result = await db.updateTable('run_tasks').set({ state, closed_at: at, lease_until: null }).where('id', '=', id).where('state', '=', 'open').executeTakeFirst()
-  return Number(result.numUpdatedRows) > 0
+  return (await closeTaskRow(db, id, state, at)).length > 0
 }
 
 /** Closes every open task of a run (a cancel, a failure); returns their ids. */

@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js'
 import type { Agent } from '../agents/schemas.js'
 import { findStream } from '../streams/store.js'
 import { findCycle } from '../cycles/store.js'
-import { listLatestMessages } from '../chat/store.js'
+import { listRecentMessageSummaries } from '../chat/store.js'
 import type { JsonObject, TaskPayload } from './adapters/adapter.js'
 import type { Run } from './schemas.js'
 import type { TaskRow } from './store.js'
@@ -44,7 +44,7 @@ export async function buildTaskPayload(
         streamName: stream?.name ?? '',
         cycleDescription: cycle?.description ?? null,
       })),
-    listLatestMessages(db, task.workspace_id, run.streamId, RECENT_MESSAGES),
+    listRecentMessageSummaries(db, task.workspace_id, run.streamId, RECENT_MESSAGES),
   ])
   return {
     task: { id: task.id, attempt: Number(task.attempt) },

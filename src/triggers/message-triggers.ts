@@ -2,8 +2,9 @@
 // A new message is matched inside the transaction that posts it (chat/store.ts insertMessage): when a trigger
 // matches, a job keyed by the message is enqueued there, so it exists exactly when the message does. The job
 // records one pass per message (a retried job finds it and stops) in the transaction that starts the runs.
-import type { Kysely, Selectable } from 'kysely'
+import type { Expression, Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
+import { prepared } from '../db/prepared.js'
 import { newId, now } from '../ids.js'
 import { enqueueJob } from '../jobs/index.js'
 import type { Message } from '../chat/schemas.js'
@@ -104,8 +105,10 @@ export function mayFire(message: Pick<Message, 'authorType'>, origin: MessageOri
  * Called by insertMessage in the posting transaction: when a trigger of the stream matches, a job fires it.
  * One indexed read per message; nothing more when the stream has no message triggers.
  */
+const selectOfStream = prepared(1, (db, streamId: Expression<string>) => db.selectFrom('message_triggers').selectAll().where('stream_id', '=', streamId))
+
 export async function queueMessageTriggers(db: Kysely<Database>, workspaceId: string, message: Message, origin: MessageOrigin | null): Promise<void> {
-  const rows = await db.selectFrom('message_triggers').selectAll().where('stream_id', '=', message.streamId).execute()
+  const rows = await selectOfStream(db, message.streamId)
   if (rows.length === 0 || !mayFire(message, origin)) return
   const triggerIds = rows.map(toMessageTrigger).filter((trigger) => matchesMessage(trigger.match, message)).map((trigger) => trigger.id)
   if (triggerIds.length === 0) return
