@@ -28,7 +28,15 @@ export interface ConnectOptions {
   poolSize?: number
   /** Told of a fault the database works around (logged as a warning by the app). */
   onWarning?: (message: string, error: unknown) => void
+  /** SQLite only: the size the write-ahead log file is cut back to when it restarts (tests make it small). */
+  walSizeLimitBytes?: number
 }
+
+/**
+ * The write-ahead log's file keeps the size of its largest burst unless cut back: after a burst of writes (a
+ * checkpoint that copied it all, then the next write restarting the log), SQLite truncates it to this.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
 
 /** Closing twice is closing once (an app's shutdown and a test's clean-up may both ask). */
 function once(close: () => Promise<void>): () => Promise<void> {
@@ -71,6 +79,7 @@ function newSqliteDriver(path: string, file: string | null, options: ConnectOpti
   raw.pragma('synchronous = NORMAL')
   raw.pragma('foreign_keys = ON')
   raw.pragma('busy_timeout = 5000')
+  raw.pragma(`journal_size_limit = ${Math.trunc(options.walSizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES)}`)
   if (!file) return new BatchingSqliteDriver(raw)
   // A file's write-ahead log is checkpointed by a thread of its own, not inside a request's COMMIT (checkpointer.ts).
   const checkpointer = new Checkpointer(raw, (error) => options.onWarning?.('SQLite checkpoints are back on the event loop', error))

@@ -3,9 +3,10 @@
 // A second, plain better-sqlite3 connection on the file shows what is committed.
 import { after, before, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { statSync } from 'node:fs'
 import SqliteDatabase from 'better-sqlite3'
 import { sql, type Kysely } from 'kysely'
-import { connect, type Db } from '../../src/db/connect.js'
+import { connect, WAL_SIZE_LIMIT_BYTES, type Db } from '../../src/db/connect.js'
 import { MAX_BATCH, sqliteDriverOf, type BatchingSqliteDriver } from '../../src/db/sqlite-driver.js'
 import { Checkpointer } from '../../src/db/checkpointer.js'
 import { freshDatabase, type TestDatabase } from '../helpers.js'
@@ -234,6 +235,38 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
       }
       for (let i = 0; i < 100 && checkpointer.stats.checkpoints === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
       assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+
+  it(`after a burst, the log file is cut back to its limit (${WAL_SIZE_LIMIT_BYTES / 1024 / 1024} MiB; 1 MiB here)`, async () => {
+    const fresh = await freshDatabase('sqlite')
+    const file = fresh.url.slice('sqlite:'.length)
+    const database = connect(fresh.url, { walSizeLimitBytes: 1024 * 1024 })
+    const db = database.db as unknown as AnyDb
+    const walBytes = () => statSync(`${file}-wal`).size
+    try {
+      const driver = sqliteDriverOf(db) as BatchingSqliteDriver
+      const defaults = connect(`sqlite:${file}.other`)
+      try {
+        assert.deepEqual((sqliteDriverOf(defaults.db) as BatchingSqliteDriver).raw.pragma('journal_size_limit'), [{ journal_size_limit: WAL_SIZE_LIMIT_BYTES }])
+      } finally {
+        await defaults.close()
+      }
+      await sql`create table items (name text primary key, body text)`.execute(db)
+      // A burst of 8 MB in one transaction: the log grows past the limit.
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 400; i++) await trx.insertInto('items').values({ name: `n${i}`, body: 'x'.repeat(20000) }).execute()
+      })
+      assert.ok(walBytes() > 4 * 1024 * 1024, `the log grew (${walBytes()} bytes)`)
+      const checkpointer = driver.checkpointer as Checkpointer
+      for (let i = 0; i < 200 && checkpointer.stats.checkpoints === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+      // The next write restarts the log, which is then cut back.
+      await db.transaction().execute((trx) => trx.insertInto('items').values({ name: 'after', body: 'y' }).execute())
+      assert.ok(walBytes() <= 1024 * 1024, `the log is back within its limit (${walBytes()} bytes)`)
     } finally {
       await database.close()
       await fresh.drop()
