@@ -1,7 +1,8 @@
 // Template storage: the built-in catalogue (read-only, first) and the workspace's own templates (rows of
 // `agent_templates`, by slug), always scoped to one workspace.
-import type { Kysely } from 'kysely'
+import type { Expression, Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { prepared } from '../db/prepared.js'
 import { now } from '../ids.js'
 import { BUILTIN_TEMPLATES, findBuiltinTemplate, type BuiltinTemplate } from './catalogue.js'
 import type { AgentTemplate, CreateTemplateBody, UpdateTemplateBody } from './schemas.js'
@@ -15,14 +16,20 @@ function toTemplate(row: AgentTemplateTable): AgentTemplate {
   return { id: row.id, name: row.name, description: row.description, builtin: false, agent: JSON.parse(row.agent), createdAt: row.created_at, updatedAt: row.updated_at }
 }
 
+// Read by every create of an agent that names a workspace template: compiled once (src/db/prepared.ts).
+const selectOne = prepared(2, (db, workspaceId: Expression<string>, id: Expression<string>) =>
+  db.selectFrom('agent_templates').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id),
+)
+
 export async function findTemplate(db: Kysely<Database>, workspaceId: string, id: string): Promise<AgentTemplate | undefined> {
   if (id.startsWith(BUILTIN_PREFIX)) {
     const builtin = findBuiltinTemplate(id)
     return builtin && fromBuiltin(builtin)
   }
-  const row = await db.selectFrom('agent_templates').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+  const [row] = await selectOne(db, workspaceId, id)
   return row && toTemplate(row)
 }
+
 
 /**
  * Up to `limit` templates after the cursor id: the built-in ones in catalogue order, then the workspace's by id.
