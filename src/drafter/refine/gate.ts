@@ -9,10 +9,9 @@ import type { Editor, Handler } from './editor.js'
 // draft."), as a draft writes it from the prompt's words: its handles, its verb and the rest of it.
 const APPROVAL_SENTENCE = /(^|[.!?]\s+)((?:@[\p{L}\p{N}_.-]+?(?:\s*,\s*|\s+and\s+)?)+)\s+(approves?|reviews?|signs?\s+off|checks?|confirms?|okays?)\b([^.!?]*[.!?])/iu
 
-const listHandles = (pool: string[]) => {
-  const named = pool.map((h) => `@${h}`)
-  return named.length <= 1 ? named.join('') : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`
-}
+// "@a, @b and @c" (British English: no comma before "and", as the drafter's other texts write lists).
+const handleList = new Intl.ListFormat('en-GB', { type: 'conjunction' })
+const listHandles = (pool: string[]) => handleList.format(pool.map((h) => `@${h}`))
 
 /** The verb for one approver ("approves", "signs off") or several ("approve", "sign off"). */
 function agree(verb: string, several: boolean): string {
