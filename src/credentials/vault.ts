@@ -16,6 +16,7 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretK
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { ConfigError, parseSecretKey, type Config } from '../config.js'
+import { secureRandomBytes } from '../ids.js'
 
 const IV_BYTES = 12
 const TAG_BYTES = 16
@@ -72,7 +73,7 @@ export class Vault {
 
   /** Encrypts with the current key; `aad` (the credential id) binds the ciphertext to its row. */
   seal(plaintext: string, aad: string): Sealed {
-    const iv = randomBytes(IV_BYTES)
+    const iv = secureRandomBytes(IV_BYTES)
     const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.keyId) as KeyObject, iv, { authTagLength: TAG_BYTES })
     cipher.setAAD(Buffer.from(aad, 'utf8'))
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])

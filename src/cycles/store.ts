@@ -42,8 +42,10 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
   return cycle
 }
 
+// Its columns by name: PostgreSQL prepares (names) only statements without `*` (db/connect.ts).
+const CYCLE_COLUMNS = ['id', 'workspace_id', 'stream_id', 'trigger_name', 'description', 'phases', 'policy', 'created_at'] as const satisfies ReadonlyArray<keyof CycleTable>
 const selectOne = prepared(3, (db, id: Expression<string>, streamId: Expression<string>, workspaceId: Expression<string>) =>
-  db.selectFrom('cycles').selectAll().where('id', '=', id).where('stream_id', '=', streamId).where('workspace_id', '=', workspaceId),
+  db.selectFrom('cycles').select(CYCLE_COLUMNS).where('id', '=', id).where('stream_id', '=', streamId).where('workspace_id', '=', workspaceId),
 )
 
 export async function findCycle(db: Kysely<Database>, workspaceId: string, streamId: string, id: string): Promise<SavedCycle | undefined> {
@@ -51,22 +53,19 @@ export async function findCycle(db: Kysely<Database>, workspaceId: string, strea
   return row && toCycle(row)
 }
 
-// The stream and one of its cycles in one query (a run's start): the stream's row decides between "no such stream"
-// and "no such cycle", as requireStream then findCycle would, with one statement instead of two.
-const selectStreamCycle = prepared(3, (db, workspaceId: Expression<string>, streamId: Expression<string>, cycleId: Expression<string>) =>
-  db
-    .selectFrom('streams')
-    .leftJoin('cycles', (join) => join.on('cycles.id', '=', cycleId).onRef('cycles.stream_id', '=', 'streams.id').onRef('cycles.workspace_id', '=', 'streams.workspace_id'))
-    .select(['cycles.id', 'cycles.workspace_id', 'cycles.stream_id', 'cycles.trigger_name', 'cycles.description', 'cycles.phases', 'cycles.policy', 'cycles.created_at'])
-    .where('streams.id', '=', streamId)
-    .where('streams.workspace_id', '=', workspaceId),
+// A run's start: the cycle, read by its key with its stream. A cycle of the stream implies the stream (a stream's
+// cycles go with it); only when there is none is the stream looked for, to tell "no such stream" from "no such
+// cycle" as requireStream then findCycle would. Two lookups of one table each, not a join: on SQLite a join with
+// bound parameters is planned again at every run (runs/store.ts, findDeliveryContext).
+const selectStream = prepared(2, (db, workspaceId: Expression<string>, streamId: Expression<string>) =>
+  db.selectFrom('streams').select('id').where('id', '=', streamId).where('workspace_id', '=', workspaceId),
 )
 
 /** A cycle of a stream: `stream: false` when the stream is not in the workspace, else the cycle if it is the stream's. */
 export async function findStreamCycle(db: Kysely<Database>, workspaceId: string, streamId: string, cycleId: string): Promise<{ stream: boolean; cycle: SavedCycle | undefined }> {
-  const [row] = await selectStreamCycle(db, workspaceId, streamId, cycleId)
-  if (!row) return { stream: false, cycle: undefined }
-  return { stream: true, cycle: row.id === null ? undefined : toCycle(row as CycleRow) }
+  const [row] = await selectOne(db, cycleId, streamId, workspaceId)
+  if (row) return { stream: true, cycle: toCycle(row) }
+  return { stream: (await selectStream(db, workspaceId, streamId)).length > 0, cycle: undefined }
 }
 
 export async function listCycles(db: Kysely<Database>, workspaceId: string, streamId: string, limit: number, after?: string): Promise<SavedCycle[]> {

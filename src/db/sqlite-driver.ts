@@ -245,6 +245,7 @@ export class BatchingSqliteDriver implements Driver {
     this.stats.transactions += batch.committed.length
     this.checkpointer?.committed()
     for (const member of batch.committed) member.resolve()
+    this.checkpointer?.finishIfDue()
   }
 
   /** One more Kysely instance on this connection. */

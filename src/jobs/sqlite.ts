@@ -3,7 +3,7 @@
 // woken at once by each enqueue, and by a timer for the earliest future job; the timer is only a wake-up, the
 // schedule lives in the table, so a restart loses nothing: start() takes back every job still locked.
 import type { FastifyInstance } from 'fastify'
-import type { Expression, Kysely, Selectable } from 'kysely'
+import { sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import { newId, now } from '../ids.js'
@@ -29,10 +29,20 @@ const insertRow = prepared(
 )
 const removeOne = prepared(1, (db, key: Expression<string>) => db.deleteFrom('jobs').where('job_key', 'in', [key]).where('locked_at', 'is', null))
 const removeTwo = prepared(2, (db, first: Expression<string>, second: Expression<string>) => db.deleteFrom('jobs').where('job_key', 'in', [first, second]).where('locked_at', 'is', null))
-const claimDue = prepared(2, (db, lockedAt: Expression<string>, limit: Expression<number>) => {
-  const due = db.selectFrom('jobs').select('id').where('locked_at', 'is', null).where('run_at', '<=', lockedAt).orderBy('run_at').orderBy('id').limit(limit)
-  return db.updateTable('jobs').set({ locked_at: lockedAt }).where('id', 'in', due).returningAll()
-})
+// The limit is written into the SQL (one statement per limit, at most `concurrency` of them): SQLite plans a
+// statement again at every run when a bound parameter is its LIMIT.
+const claimDueBy = new Map<number, (db: Kysely<Database>, lockedAt: string) => Promise<JobRow[]>>()
+function claimDue(db: Kysely<Database>, lockedAt: string, limit: number): Promise<JobRow[]> {
+  let claim = claimDueBy.get(limit)
+  if (!claim) {
+    claim = prepared(1, (db, at: Expression<string>) => {
+      const due = db.selectFrom('jobs').select('id').where('locked_at', 'is', null).where('run_at', '<=', at).orderBy('run_at').orderBy('id').limit(sql.lit(limit))
+      return db.updateTable('jobs').set({ locked_at: at }).where('id', 'in', due).returningAll()
+    })
+    claimDueBy.set(limit, claim)
+  }
+  return claim(db, lockedAt)
+}
 const deleteDone = prepared(1, (db, id: Expression<string>) => db.deleteFrom('jobs').where('id', '=', id))
 
 /** Graphile-worker's back-off, so that both databases retry alike: e^attempts seconds, at most e^10 (6 h). */

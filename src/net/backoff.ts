@@ -22,3 +22,18 @@ export function backoffMs(schedule: Backoff, retry: number, retryAfterMs?: numbe
 export const AGENT_DELIVERY_BACKOFF: Backoff = { baseMs: 1000, factor: 2, maxMs: 10 * 60 * 1000, jitter: 0.25 }
 /** graphile-worker's schedule for failed jobs: e^attempt seconds up to attempt 10 (about 6 h). */
 export const JOB_RETRY_BACKOFF: Backoff = { baseMs: Math.E * 1000, factor: Math.E, maxMs: Math.exp(10) * 1000 }
+
+/** The longest Retry-After honoured: a vendor asking for more is retried after an hour. */
+const MAX_RETRY_AFTER_MS = 60 * 60 * 1000
+
+/**
+ * A Retry-After header (seconds, or an HTTP date; the first value of a repeated header) as milliseconds from now,
+ * within 0 and an hour, or undefined when there is none or it cannot be read.
+ */
+export function retryAfterMs(value: string | readonly string[] | null | undefined): number | undefined {
+  const header = (typeof value === 'string' ? value : value?.[0])?.trim()
+  if (!header) return undefined
+  const seconds = Number(header)
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now()
+  return Number.isFinite(ms) ? Math.round(Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS)) : undefined
+}

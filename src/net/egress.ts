@@ -10,11 +10,20 @@ import { Agent as HttpAgent, type AgentOptions } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import { isIP, type LookupFunction, type Socket } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici'
+import { Agent, buildConnector, fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici'
+
+/** undici's request options less the dispatcher, which is the guard's. */
+export type GuardedRequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'dispatcher'>
 
 export interface EgressGuard {
   /** fetch through the guard; redirects are never followed (`redirect: 'manual'` is forced). */
   fetch: typeof fetch
+  /**
+   * undici's `request` through the guard (redirects are never followed), for the hot path that needs no WHATWG
+   * Request and Response (a webhook agent's delivery: a third of fetch's cost). Connection failures reject with
+   * undici's errors; a refused address with EgressDeniedError.
+   */
+  request(url: string, options: GuardedRequestOptions): Promise<Dispatcher.ResponseData>
   /** A dns.lookup-compatible function that refuses non-public addresses (for `ws` or node:http clients). */
   lookup: LookupFunction
   /** Whether a connection to this IP address (canonical IPv4 or IPv6 text) is allowed. */
@@ -158,5 +167,8 @@ export function createEgressGuard(allow: string[]): EgressGuard {
     ;(agent as unknown as { createConnection: Connect }).createConnection = guardConnect(connect)
   }
 
-  return { fetch: guardedFetch as typeof fetch, lookup, allows, httpAgent, httpsAgent }
+  // undici 7's request follows no redirect (that takes its redirect interceptor, which this dispatcher lacks).
+  const request = (url: string, options: GuardedRequestOptions) => undiciRequest(url, { ...options, dispatcher }) as Promise<Dispatcher.ResponseData>
+
+  return { fetch: guardedFetch as typeof fetch, request, lookup, allows, httpAgent, httpsAgent }
 }

@@ -113,7 +113,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const client = app.egress
   // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
   const traceparent = childOfStored(task.traceparent)
-  const context: AdapterContext = { fetch: client.fetch, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }
+  const context: AdapterContext = { fetch: client.fetch, request: client.request, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }
   // A streaming agent's deltas go into its message as they arrive (docs/streaming-and-usage.md).
   const sink = agent.capabilities.streaming && !job.poll
     ? new StreamSink(db, { workspaceId: task.workspace_id, streamId: run.streamId, authorId: agent.id, taskId: task.id, traceparent: task.traceparent }, app.log)

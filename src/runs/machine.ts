@@ -4,11 +4,11 @@
 // event — so a state change, its work and its event commit together or not at all.
 //
 // Which moves are allowed is data, in transitions.ts, checked by persistRun.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { RunsConfig } from '../config.js'
-import { newId, now } from '../ids.js'
+import { newId, now, secureRandomBytes } from '../ids.js'
 import { NIL_UUID } from '../http/schemas.js'
 import { toProblem, type ProblemKind } from '../http/problem.js'
 import { childOfStored } from '../http/trace.js'
@@ -36,7 +36,7 @@ import { approversOf } from './pool.js'
 import { settleEndedCalls } from './tool-calls.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
-export const newToken = () => `tdt_${randomBytes(32).toString('base64url')}`
+export const newToken = () => `tdt_${secureRandomBytes(32).toString('base64url')}`
 
 // The associated data of a sealed task token: bound to its task, and never taken for another kind of secret.
 const tokenAad = (taskId: string) => `task token ${taskId}`

@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { lookup } from 'node:dns'
+import { request } from 'undici'
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { createMistral } from '@ai-sdk/mistral'
 import type { AdapterContext } from '../../src/runs/adapters/adapter.js'
@@ -28,7 +29,7 @@ function host(stored: { state: LoopState } | null = null): ToolLoopHost & { step
   }
 }
 
-const context = (deltas: string[], tools: ToolLoopHost): AdapterContext => ({ fetch, lookup, signal: AbortSignal.timeout(10000), timeoutMs: 10000, onDelta: (text) => deltas.push(text), tools })
+const context = (deltas: string[], tools: ToolLoopHost): AdapterContext => ({ fetch, request, lookup, signal: AbortSignal.timeout(10000), timeoutMs: 10000, onDelta: (text) => deltas.push(text), tools })
 
 describe('runToolLoop', () => {
   let anthropic: ToolModelFake

@@ -42,6 +42,8 @@ export interface AgentTarget {
 export interface AdapterContext {
   /** fetch through the egress guard (redirects are never followed: `redirect: 'manual'` is forced). */
   fetch: typeof fetch
+  /** undici's request through the egress guard (redirects are never followed): the webhook agent's hot path. */
+  request: import('../../net/egress.js').EgressGuard['request']
   /** A dns.lookup-compatible function that refuses non-public addresses (for `ws` or node:http clients). */
   lookup: import('node:net').LookupFunction
   /** Aborted when TANDEM_DISPATCH_TIMEOUT_MS passes. */

@@ -2,6 +2,7 @@
 // 401/403 → agent-rejected, 408/429/5xx and network errors → retry, other statuses → agent-rejected,
 // an empty or malformed answer → agent-failed, a refused address → egress-denied. No detail ever holds the secret.
 import type { AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
+import { retryAfterMs } from '../../net/backoff.js'
 
 /** The vendor's base address: the agent's endpointUrl when set (without a trailing slash), else the public one. */
 export function vendorBase(agent: AgentTarget, publicBase: string): string {
@@ -24,14 +25,6 @@ export function maxTokens(config: Record<string, unknown>): number | null {
 export function redact(text: string, secret: string | null): string {
   if (!secret) return text
   return text.split(secret).join('…')
-}
-
-function retryAfterMs(header: string | null | undefined): number | undefined {
-  if (!header) return undefined
-  const seconds = Number(header)
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000)
-  const at = Date.parse(header)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
 }
 
 /** The outcome of a non-2xx HTTP status from the vendor. */

@@ -12,6 +12,7 @@ export function adapterContext(timeoutMs = 5000, allow = ['127.0.0.0/8']): Adapt
   guards.set(key, guard)
   return {
     fetch: guard.fetch,
+    request: guard.request,
     lookup: guard.lookup,
     signal: AbortSignal.timeout(timeoutMs),
     timeoutMs,
