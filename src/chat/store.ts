@@ -1,7 +1,7 @@
 // Message storage: messages and their earlier revisions. An edit is one conditional UPDATE (a
 // compare-and-set on `revision` when asked); a trigger keeps the previous content, so no edit loses one.
 // Posting and editing append their event (message.created, message.edited): call them with a transaction.
-import type { Expression, Kysely, Selectable } from 'kysely'
+import { sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/database.js'
 import type { MessageTable } from './chat.table.js'
@@ -108,25 +108,28 @@ export async function listLatestMessages(db: Kysely<Database>, workspaceId: stri
   return rows.reverse().map(toMessage)
 }
 
-// The recent messages a task hands its agent: only the fields the payload shows (no content to read and parse).
-const selectRecent = prepared(3, (db, workspaceId: Expression<string>, streamId: Expression<string>, count: Expression<number>) =>
+/** How many of its stream's latest messages a task hands its agent (RUNS.md "Tasks"). */
+export const RECENT_MESSAGES = 20
+
+// The recent messages a task hands its agent: only the fields the payload shows (no content to read and parse). The
+// limit is written into the SQL: SQLite plans a statement again at every run when a bound parameter is its LIMIT.
+const selectRecent = prepared(2, (db, workspaceId: Expression<string>, streamId: Expression<string>) =>
   db
     .selectFrom('messages')
     .select(['id', 'author_id', 'author_type', 'text', 'created_at'])
     .where('workspace_id', '=', workspaceId)
     .where('stream_id', '=', streamId)
     .orderBy('id', 'desc')
-    .limit(count),
+    .limit(sql.lit(RECENT_MESSAGES)),
 )
 
-/** The stream's latest `count` messages, oldest first, as a task's payload lists them. */
+/** The stream's latest RECENT_MESSAGES messages, oldest first, as a task's payload lists them. */
 export async function listRecentMessageSummaries(
   db: Kysely<Database>,
   workspaceId: string,
   streamId: string,
-  count: number,
 ): Promise<Array<Pick<Message, 'id' | 'authorId' | 'authorType' | 'text' | 'createdAt'>>> {
-  const rows = await selectRecent(db, workspaceId, streamId, count)
+  const rows = await selectRecent(db, workspaceId, streamId)
   return rows.reverse().map((row) => ({ id: row.id, authorId: row.author_id, authorType: row.author_type, text: row.text, createdAt: row.created_at }))
 }
 

@@ -80,6 +80,25 @@ export class Vault {
     return { keyId: this.keyId, ciphertext: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64') }
   }
 
+  /**
+   * A push task's result token, derived from the task id under a key of this vault (the current one unless
+   * `keyId` names a previous one): HMAC-SHA256 under a key derived from the vault key for this use only, so the
+   * delivery job needs to carry the key's id alone, not the token. As unguessable as a random token without the
+   * vault key, as a sealed one is; one HMAC instead of sealing at the task's start and opening at each delivery.
+   */
+  taskToken(taskId: string, keyId = this.keyId): string {
+    let key = this.tokenKeys.get(keyId)
+    if (!key) {
+      const vaultKey = this.keys.get(keyId)
+      if (!vaultKey) throw new VaultError(`the task token was made with key ${keyId}, which this instance does not have (set TANDEM_SECRET_KEY or TANDEM_SECRET_KEY_PREVIOUS)`)
+      key = createSecretKey(createHmac('sha256', vaultKey).update('tandem task token key').digest())
+      this.tokenKeys.set(keyId, key)
+    }
+    return `tdt_${createHmac('sha256', key).update(`task token ${taskId}`).digest('base64url')}`
+  }
+
+  private readonly tokenKeys = new Map<string, KeyObject>()
+
   /** Decrypts with this vault's keys only (current and previous). */
   open(sealed: Sealed, aad: string): string {
     return open(this.keys, sealed, aad)

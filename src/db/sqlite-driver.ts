@@ -168,14 +168,49 @@ export class BatchingSqliteDriver implements Driver {
     this.exec(`release ${MEMBER}`)
     lease.inTransaction = false
     const batch = this.batch as Batch
+    const committed = this.join(batch)
+    this.release(lease)
+    return committed
+  }
+
+  /** A member is released into the batch: its promise settles with the batch's COMMIT, which comes now or later. */
+  private join(batch: Batch): Promise<void> {
     const committed = new Promise<void>((resolve, reject) => batch.committed.push({ resolve, reject }))
     // A lone writer (the only transaction of this turn of the loop and of the last) commits at once: waiting for
     // the turn to end would only add latency to a chain of transactions run one after the other (a run's steps).
     const lone = this.countInTurn() === 1 && this.turns.last <= 1 && batch.committed.length === 1
     if (lone || batch.committed.length >= MAX_BATCH) this.commitOpenBatch()
     else this.scheduleCommit()
-    this.release(lease)
     return committed
+  }
+
+  /**
+   * A write of one statement that commits with the open batch as a transaction of its own would, without a
+   * transaction's cost (Kysely's layers, a savepoint): only while nobody holds the connection; undefined otherwise
+   * (take a transaction then). Resolves once its batch has committed. A statement that fails is undone alone (a
+   * statement is atomic within a transaction) and throws; the batch goes on.
+   */
+  writeInBatch(sql: string, parameters: readonly unknown[]): Promise<void> | undefined {
+    if (this.holder !== null) return undefined
+    if (!this.batch) {
+      this.exec('begin')
+      this.batch = { committed: [] }
+    }
+    const batch = this.batch
+    try {
+      this.prepare(sql).run(parameters as unknown[])
+    } catch (error) {
+      if (!this.raw.inTransaction) {
+        // SQLite rolled the whole batch back itself (SQLITE_FULL, SQLITE_IOERR…): none of it was committed.
+        this.batch = null
+        for (const member of batch.committed) member.reject(error)
+      } else if (batch.committed.length === 0) {
+        this.exec('rollback')
+        this.batch = null
+      }
+      throw error
+    }
+    return this.join(batch)
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {

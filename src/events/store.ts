@@ -25,12 +25,17 @@ export function toEvent(row: Pick<EventRow, 'id' | 'type' | 'stream_id' | 'creat
   return { id: String(row.id), type: row.type as EventType, streamId: row.stream_id, createdAt: row.created_at, data: JSON.parse(row.data) }
 }
 
-const bumpHead = prepared(2, (db, streamId: Expression<string>, workspaceId: Expression<string>) =>
+// SQLite: the head is bumped by an UPDATE, and inserted by the stream's first event only (an upsert tries the
+// insert first every time: 13 µs against 6). Transactions there run one at a time, so the two cannot race.
+const bumpHead = prepared(1, (db, streamId: Expression<string>) =>
   db
-    .insertInto('stream_event_heads')
-    .values({ stream_id: streamId, workspace_id: workspaceId, last_id: 1, purged_through: 0 })
-    .onConflict((oc) => oc.column('stream_id').doUpdateSet((eb) => ({ last_id: eb('stream_event_heads.last_id', '+', 1) })))
+    .updateTable('stream_event_heads')
+    .set((eb) => ({ last_id: eb('last_id', '+', 1) }))
+    .where('stream_id', '=', streamId)
     .returning('last_id'),
+)
+const insertHead = prepared(2, (db, streamId: Expression<string>, workspaceId: Expression<string>) =>
+  db.insertInto('stream_event_heads').values({ stream_id: streamId, workspace_id: workspaceId, last_id: 1, purged_through: 0 }).returning('last_id'),
 )
 
 const insertRow = prepared(6, (db, streamId: Expression<string>, id: Expression<number>, workspaceId: Expression<string>, type: Expression<string>, data: Expression<string>, createdAt: Expression<string>) =>
@@ -79,7 +84,8 @@ export async function appendEvent(
     id = Number(row.id)
     subscriptions = row.hooks ?? []
   } else {
-    const [head] = await bumpHead(db, input.streamId, input.workspaceId)
+    const bumped = await bumpHead(db, input.streamId)
+    const [head] = bumped.length > 0 ? bumped : await insertHead(db, input.streamId, input.workspaceId)
     id = Number(head?.last_id)
     await insertRow(db, input.streamId, id, input.workspaceId, input.type, data, createdAt)
     wakeLocally(input.streamId)

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
+import { sqliteDriverOf } from '../db/sqlite-driver.js'
 import { newId, now } from '../ids.js'
 import type { AnyTaskList } from './registry.js'
 import { JOB_RETRY_BACKOFF, backoffMs } from '../net/backoff.js'
@@ -160,9 +161,10 @@ export class SqliteJobWorker {
       const handler = Object.hasOwn(this.tasks, row.name) ? this.tasks[row.name] : undefined
       if (!handler) throw new Error(`no handler for job ${row.name}`)
       await handler(JSON.parse(row.payload) as never, { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
-      // In a transaction, so that the deletion commits with the batch of writes of the moment (sqlite-driver.ts)
-      // instead of committing that batch early and then itself.
-      await this.db.transaction().execute((trx) => deleteDone(trx, row.id))
+      // With the batch of writes of the moment (sqlite-driver.ts), instead of committing that batch early and
+      // then itself: as one statement of the batch when the connection is free, else in a transaction.
+      const deleted = sqliteDriverOf(this.db)?.writeInBatch('delete from "jobs" where "id" = ?', [row.id])
+      await (deleted ?? this.db.transaction().execute((trx) => deleteDone(trx, row.id)))
     } catch (error) {
       await this.recordFailure(row, attempt, error).catch((failure) => this.app?.log.error({ err: failure, job: row.name }, 'could not record a job failure'))
     } finally {

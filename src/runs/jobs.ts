@@ -11,13 +11,14 @@ export const deliveryKey = (taskId: string) => `deliver:${taskId}`
 export const timeoutKey = (taskId: string) => `timeout:${taskId}`
 
 /**
- * What a delivery job carries. The task's token lives here, sealed by the vault (and as a hash in run_tasks),
- * until the job is done: the job row never holds it in plaintext. (A plain string: a job enqueued before tokens
- * were sealed.)
+ * What a delivery job carries. The task's token is stored hashed in run_tasks; the job holds what makes it again
+ * at each delivery, never the token in plaintext: the id of the vault key it is derived with (Vault.taskToken),
+ * or, for a job enqueued before tokens were derived, the token sealed by the vault (or, before tokens were
+ * sealed, the token itself).
  */
 export interface DeliveryJob {
   taskId: string
-  token: Sealed | string
+  token: { derivedWith: string } | Sealed | string
   /** 1 for the first delivery; retries count up to TANDEM_DISPATCH_ATTEMPTS. */
   dispatch: number
   /** Set for a scheduled look at a vendor (an adapter's `poll` outcome). */

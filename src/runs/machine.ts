@@ -41,9 +41,11 @@ export const newToken = () => `tdt_${secureRandomBytes(32).toString('base64url')
 // The associated data of a sealed task token: bound to its task, and never taken for another kind of secret.
 const tokenAad = (taskId: string) => `task token ${taskId}`
 
-/** The plaintext token of a delivery job (opened with the keys of `vault`, current or previous). */
+/** The plaintext token of a delivery job (made again, or opened, with the keys of `vault`, current or previous). */
 export function taskToken(vault: Vault, job: DeliveryJob): string {
-  return typeof job.token === 'string' ? job.token : vault.open(job.token, tokenAad(job.taskId))
+  if (typeof job.token === 'string') return job.token
+  if ('derivedWith' in job.token) return vault.taskToken(job.taskId, job.token.derivedWith)
+  return vault.open(job.token, tokenAad(job.taskId))
 }
 
 export function runProblem(kind: ProblemKind | ProblemCode, detail: string): RunProblem {
@@ -201,8 +203,8 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   phase.attempts += 1
   const at = now()
   const taskId = newId()
-  const token = newToken()
   const delivery = adapter.delivery ?? 'push'
+  const vault = vaultOf(t.db)
   const task: NewTask = {
     id: taskId,
     workspace_id: t.workspaceId,
@@ -214,7 +216,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     delivery,
     state: 'open',
     // A claim task gets its token when claimed.
-    token_hash: delivery === 'push' ? hashToken(token) : null,
+    token_hash: delivery === 'push' ? hashToken(vault.taskToken(taskId)) : null,
     lease_until: null,
     created_at: at,
     closed_at: null,
@@ -224,7 +226,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   // timeoutJob). A claim task waits on its time-out (keyed by the task, removed when it settles) from the start.
   const jobs: JobSpec[] = []
   if (delivery === 'push') {
-    const job: DeliveryJob = { taskId, token: vaultOf(t.db).seal(token, tokenAad(taskId)), dispatch: 1 }
+    const job: DeliveryJob = { taskId, token: { derivedWith: vault.keyId }, dispatch: 1 }
     jobs.push({ name: DELIVER_TASK_JOB, payload: job, options: { jobKey: deliveryKey(taskId), newKey: true } })
   } else {
     jobs.push({ name: TIMEOUT_JOB, payload: { taskId }, options: { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.parse(at) + t.settings.taskTimeoutS * 1000) } })

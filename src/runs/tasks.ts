@@ -11,7 +11,6 @@ import type { JsonObject, TaskPayload } from './adapters/adapter.js'
 import type { Run } from './schemas.js'
 import type { TaskRow } from './store.js'
 
-const RECENT_MESSAGES = 20
 
 /** The base of result URLs: TANDEM_PUBLIC_URL, else the URL the server listens on. */
 export function publicBase(app: FastifyInstance): string {
@@ -44,7 +43,7 @@ export async function buildTaskPayload(
         streamName: stream?.name ?? '',
         cycleDescription: cycle?.description ?? null,
       })),
-    listRecentMessageSummaries(db, task.workspace_id, run.streamId, RECENT_MESSAGES),
+    listRecentMessageSummaries(db, task.workspace_id, run.streamId),
   ])
   return {
     task: { id: task.id, attempt: Number(task.attempt) },

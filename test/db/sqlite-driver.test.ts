@@ -3,12 +3,12 @@
 // A second, plain better-sqlite3 connection on the file shows what is committed.
 import { after, before, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { statSync } from 'node:fs'
+import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import SqliteDatabase from 'better-sqlite3'
 import { sql, type Kysely } from 'kysely'
 import { connect, WAL_SIZE_LIMIT_BYTES, type Db } from '../../src/db/connect.js'
 import { MAX_BATCH, sqliteDriverOf, type BatchingSqliteDriver } from '../../src/db/sqlite-driver.js'
-import { Checkpointer } from '../../src/db/checkpointer.js'
+import { Checkpointer, RESTART_FRAMES } from '../../src/db/checkpointer.js'
 import { freshDatabase, type TestDatabase } from '../helpers.js'
 
 type AnyDb = Kysely<any>
@@ -272,6 +272,72 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
       assert.ok(walBytes() <= 1024 * 1024, `the log is back within its limit (${walBytes()} bytes)`)
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+
+  it(`under sustained writes the log restarts once the thread has nearly copied it (past ${RESTART_FRAMES} frames), so its file stays small`, { timeout: 30000 }, async () => {
+    const fresh = await freshDatabase('sqlite')
+    const file = fresh.url.slice('sqlite:'.length)
+    const database = connect(fresh.url)
+    const db = database.db as unknown as AnyDb
+    const MiB = 1024 * 1024
+    const walBytes = () => statSync(`${file}-wal`).size
+    // SQLite counts the log's restarts in its header (the checkpoint sequence number, bytes 12-15).
+    const restartsSoFar = () => {
+      const header = Buffer.alloc(16)
+      const fd = openSync(`${file}-wal`, 'r')
+      readSync(fd, header, 0, 16, 0)
+      closeSync(fd)
+      return header.readUInt32BE(12)
+    }
+    try {
+      const checkpointer = (sqliteDriverOf(db) as BatchingSqliteDriver).checkpointer as Checkpointer
+      await sql`create table items (id integer primary key, body blob)`.execute(db)
+      // Small writes start the thread first (it loads a better-sqlite3 of its own), so that a slow machine
+      // starting it does not let the load below grow the log unchecked.
+      for (let i = 0; i < 200 && checkpointer.stats.checkpoints === 0; i++) {
+        await db.transaction().execute((trx) => trx.insertInto('items').values({ body: Buffer.alloc(16) }).execute())
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+      const restartsBefore = restartsSoFar()
+
+      // Eight writers commit rows of 4 KiB one after the other, 48 MiB at 12 MiB/s (about 12,000 pages of data,
+      // far more than RESTART_FRAMES): there is always a commit under way, so the thread never finds all of the
+      // log copied with no write after it. The pace is set, because the log's length between two restarts is
+      // what is written in about two of the thread's periods: unpaced, a fast machine would make it longer. (And
+      // fewer writers than a batch: a full batch commits at once, and the writers would never let the loop turn.)
+      // They stop once it is all written and the main connection has finished a checkpoint, or early should the
+      // log's file outgrow its bound: with nothing restarting the log, the file holds every page written.
+      const WRITTEN = 48 * MiB
+      const RATE = 12 * MiB
+      const WAL_BOUND = 16 * MiB
+      const body = Buffer.alloc(4096, 7)
+      const started = Date.now()
+      const deadline = started + 12_000
+      let written = 0
+      const done = () => (written >= WRITTEN && checkpointer.stats.finished > 0) || walBytes() > WAL_BOUND || Date.now() > deadline
+      const writer = async () => {
+        while (!done()) {
+          if (written > ((Date.now() - started) / 1000) * RATE) {
+            await new Promise((resolve) => setTimeout(resolve, 1))
+            continue
+          }
+          await db.transaction().execute((trx) => trx.insertInto('items').values({ body }).execute())
+          written += body.length
+        }
+      }
+      await Promise.all(Array.from({ length: 8 }, writer))
+
+      const wal = `${(walBytes() / MiB).toFixed(1)} MiB`
+      assert.ok(checkpointer.stats.finished > 0, `the main connection finished a checkpoint (log file ${wal}, ${(written / MiB).toFixed(1)} MiB written)`)
+      assert.ok(restartsSoFar() > restartsBefore, 'the log restarted')
+      assert.ok(written >= WRITTEN, `${(written / MiB).toFixed(1)} MiB written within the deadline`)
+      assert.ok(walBytes() < WAL_BOUND, `the log's file stayed under ${WAL_BOUND / MiB} MiB (${wal}) while ${(written / MiB).toFixed(1)} MiB were written`)
+      assert.equal(checkpointer.stats.mode, 'thread')
     } finally {
       await database.close()
       await fresh.drop()

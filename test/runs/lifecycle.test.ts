@@ -164,7 +164,7 @@ for (const dialect of dialects()) {
       }
     })
 
-    it('keeps a push task\'s token sealed in its delivery job, never in plaintext; a retry carries the same token, which answers', async () => {
+    it('keeps a push task\'s token out of its delivery job, which names only the vault key it is derived with; a retry carries the same token, which answers', async () => {
       let release = () => {}
       const released = new Promise<void>((resolve) => (release = resolve))
       let count = 0
@@ -187,7 +187,7 @@ for (const dialect of dialects()) {
           ? (await sql<{ payload: string }>`select payload::text as payload from graphile_worker._private_jobs`.execute(app.database.db)).rows.map((r) => r.payload)
           : (await app.database.db.selectFrom('jobs').select('payload').execute()).map((r) => r.payload)
         const jobs = payloads.map((p) => JSON.parse(p)).filter((p) => p.taskId === taskId)
-        assert.ok(jobs.some((job) => typeof job.token?.keyId === 'string' && typeof job.token?.ciphertext === 'string'), JSON.stringify(jobs))
+        assert.ok(jobs.some((job) => job.token?.derivedWith === app.vault.keyId), JSON.stringify(jobs))
         assert.ok(payloads.every((p) => !p.includes(token) && !p.includes(token.slice(4))), 'no job row holds the token')
         const task = await app.database.db.selectFrom('run_tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow()
         assert.ok(!JSON.stringify(task).includes(token.slice(4)), 'the task row holds only its hash')
@@ -258,7 +258,26 @@ for (const dialect of dialects()) {
   })
 }
 
-describe('delivery jobs enqueued before tokens were sealed', () => {
+describe('a delivery job\'s token', () => {
+  it('is derived from its task under a vault key: the same at every delivery, its own per task, and made again after a rotation with the previous key', () => {
+    const oldKey = randomBytes(32)
+    const vault = new Vault(oldKey)
+    const job = { taskId: 't1', token: { derivedWith: vault.keyId }, dispatch: 1 }
+    const token = taskToken(vault, job)
+    assert.match(token, /^tdt_[A-Za-z0-9_-]{43}$/)
+    assert.equal(taskToken(vault, job), token)
+    assert.equal(vault.taskToken('t1'), token)
+    assert.notEqual(taskToken(vault, { ...job, taskId: 't2' }), token)
+    // Another key makes other tokens; after a rotation the previous key still makes this task's token.
+    const rotated = new Vault(randomBytes(32), [oldKey])
+    assert.notEqual(rotated.taskToken('t1'), token)
+    assert.equal(taskToken(rotated, job), token)
+    // A vault without that key refuses, naming the key (never guessing).
+    assert.throws(() => taskToken(new Vault(randomBytes(32)), job), (error: Error) => error instanceof VaultError && error.message.includes(vault.keyId))
+  })
+})
+
+describe('delivery jobs enqueued before tokens were derived', () => {
   it('still deliver their plaintext token; sealed ones open with the vault, bound to their task', () => {
     const vault = new Vault(randomBytes(32))
     assert.equal(taskToken(vault, { taskId: 't1', token: 'tdt_plain', dispatch: 1 }), 'tdt_plain')
