@@ -67,6 +67,8 @@ declare module 'fastify' {
     heldRequests: HeldRequests
     /** Every outgoing call to an address a user gave (agents, webhooks, MCP servers) goes through it (src/net/egress.ts). */
     egress: EgressGuard
+    /** The origin the server listens on, once it does (set at onListen: each delivery's payload names it, src/runs/tasks.ts). */
+    listening: { origin: string | null }
   }
 }
 
@@ -134,6 +136,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.decorate('config', config)
   app.decorate('egress', createEgressGuard(config.egressAllow))
+  // Read once: fastify's listeningOrigin asks the socket for its address at every call.
+  app.decorate('listening', { origin: null })
+  app.addHook('onListen', function (done) {
+    this.listening.origin = this.listeningOrigin
+    done()
+  })
   await app.register(databasePlugin, { url: config.databaseUrl, connect: options.connect })
   // After the database: a SQLite file's secret.key lives beside it, in the folder the database plugin makes.
   const vault = openVault(config)

@@ -12,7 +12,7 @@
 // thread reports a log longer than RESTART_FRAMES of which it has copied all but MAX_TAIL_FRAMES, the main
 // connection copies that tail itself right after its next COMMIT (finishIfDue, called by the driver with no
 // transaction open): a few hundred pages and two syncs, about a millisecond, after which the next write
-// restarts the log.
+// restarts the log. A longer tail sends the thread back at once, to copy what came meanwhile.
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import type SqliteDatabase from 'better-sqlite3'
@@ -110,7 +110,13 @@ export class Checkpointer {
       if (message.error) return this.fail(new Error(`checkpoint failed: ${message.error}`))
       this.stats.checkpoints++
       const done = message.done
-      if (done && done.log >= RESTART_FRAMES && done.log - done.checkpointed <= MAX_TAIL_FRAMES) this.finishDue = true
+      if (done && done.log >= RESTART_FRAMES) {
+        // A tail too long to copy on the event loop: the thread goes again at once, not CHECKPOINT_EVERY_MS
+        // later, and copies only what came meanwhile, so the tail shrinks as long as it copies faster than
+        // writes arrive.
+        if (done.log - done.checkpointed <= MAX_TAIL_FRAMES) this.finishDue = true
+        else this.lastAt = 0
+      }
       if (this.dirty) this.committed()
     })
     worker.on('error', (error) => this.fail(error))

@@ -42,15 +42,41 @@ const MEMBER = 'tandem_batch_member'
 /** Fault injection for the crash tests: the process kills itself before the COMMIT of a batch of several transactions. Never set in production. */
 const CRASH_BEFORE_GROUP_COMMIT = process.env.TANDEM_TEST_FAULT === 'sqlite:before-group-commit'
 
+/** What a transaction asks to happen once its writes are committed (afterCommit). */
+export interface CommitHook {
+  /** The transaction's batch committed: its writes are durable. Called once, in a microtask after the COMMIT. */
+  committed(): void
+  /** The transaction rolled back, or its batch's COMMIT failed: none of its writes exist. */
+  abandoned(): void
+}
+
+interface Member {
+  resolve: () => void
+  reject: (error: unknown) => void
+  hooks: CommitHook[] | null
+}
+
 interface Batch {
   /** Transactions released into the batch, waiting for its COMMIT. */
-  committed: Array<{ resolve: () => void; reject: (error: unknown) => void }>
+  committed: Member[]
+}
+
+function settleMember(member: Member, error?: unknown): void {
+  if (error === undefined) {
+    member.resolve()
+    for (const hook of member.hooks ?? []) queueMicrotask(hook.committed)
+  } else {
+    member.reject(error)
+    for (const hook of member.hooks ?? []) hook.abandoned()
+  }
 }
 
 /** What a holder of the connection is lent: Kysely's DatabaseConnection. */
 class Lease implements DatabaseConnection {
   /** Inside a transaction (its savepoint is open). */
   inTransaction = false
+  /** What the transaction asked to happen at its commit (afterCommit). */
+  hooks: CommitHook[] | null = null
 
   constructor(private readonly driver: BatchingSqliteDriver) {}
 
@@ -132,6 +158,18 @@ export class BatchingSqliteDriver implements Driver {
     return this.execute<R>(inTransaction, compiled)
   }
 
+  /**
+   * Asks for `hook` once the transaction now holding the connection commits (or is abandoned); false when no
+   * transaction holds it. A transaction's code runs while it holds the connection, so a caller inside one names
+   * its own.
+   */
+  afterCommit(hook: CommitHook): boolean {
+    const lease = this.holder
+    if (!lease?.inTransaction) return false
+    ;(lease.hooks ??= []).push(hook)
+    return true
+  }
+
   async acquireConnection(): Promise<DatabaseConnection> {
     const lease = new Lease(this)
     if (this.holder === null) this.holder = lease
@@ -167,15 +205,17 @@ export class BatchingSqliteDriver implements Driver {
     const lease = connection as Lease
     this.exec(`release ${MEMBER}`)
     lease.inTransaction = false
+    const hooks = lease.hooks
+    lease.hooks = null
     const batch = this.batch as Batch
-    const committed = this.join(batch)
+    const committed = this.join(batch, hooks)
     this.release(lease)
     return committed
   }
 
   /** A member is released into the batch: its promise settles with the batch's COMMIT, which comes now or later. */
-  private join(batch: Batch): Promise<void> {
-    const committed = new Promise<void>((resolve, reject) => batch.committed.push({ resolve, reject }))
+  private join(batch: Batch, hooks: CommitHook[] | null = null): Promise<void> {
+    const committed = new Promise<void>((resolve, reject) => batch.committed.push({ resolve, reject, hooks }))
     // A lone writer (the only transaction of this turn of the loop and of the last) commits at once: waiting for
     // the turn to end would only add latency to a chain of transactions run one after the other (a run's steps).
     const lone = this.countInTurn() === 1 && this.turns.last <= 1 && batch.committed.length === 1
@@ -203,7 +243,7 @@ export class BatchingSqliteDriver implements Driver {
       if (!this.raw.inTransaction) {
         // SQLite rolled the whole batch back itself (SQLITE_FULL, SQLITE_IOERR…): none of it was committed.
         this.batch = null
-        for (const member of batch.committed) member.reject(error)
+        for (const member of batch.committed) settleMember(member, error)
       } else if (batch.committed.length === 0) {
         this.exec('rollback')
         this.batch = null
@@ -219,12 +259,14 @@ export class BatchingSqliteDriver implements Driver {
     // and that batch is rolled back already.
     if (!lease.inTransaction) return
     lease.inTransaction = false
+    for (const hook of lease.hooks ?? []) hook.abandoned()
+    lease.hooks = null
     const batch = this.batch as Batch
     if (!this.raw.inTransaction) {
       // SQLite rolled the whole batch back itself (SQLITE_FULL, SQLITE_IOERR…): none of it was committed.
       this.batch = null
       const error = new Error('SQLite rolled back the transaction, and with it the transactions committed in the same batch')
-      for (const member of batch.committed) member.reject(error)
+      for (const member of batch.committed) settleMember(member, error)
       return
     }
     this.exec(`rollback to ${MEMBER}`)
@@ -273,13 +315,13 @@ export class BatchingSqliteDriver implements Driver {
       this.exec('commit')
     } catch (error) {
       if (this.raw.inTransaction) this.exec('rollback')
-      for (const member of batch.committed) member.reject(error)
+      for (const member of batch.committed) settleMember(member, error)
       return
     }
     this.stats.commits++
     this.stats.transactions += batch.committed.length
     this.checkpointer?.committed()
-    for (const member of batch.committed) member.resolve()
+    for (const member of batch.committed) settleMember(member)
     this.checkpointer?.finishIfDue()
   }
 

@@ -40,6 +40,13 @@ export interface EnqueueOptions {
   /** The key is new (e.g. a new task's): no job can hold it, so there is nothing to replace (SQLite skips the look). */
   newKey?: boolean
   maxAttempts?: number
+  /**
+   * SQLite: a job due now is handed to this process's worker when the enqueuing transaction commits (its row
+   * written as taken, so no claim and no look at the table), if the worker has a free slot. For a job whose
+   * handler checks first that its work is still to do: from the commit on it counts as running, so removeJob no
+   * longer drops it. PostgreSQL: no effect (graphile-worker is told by NOTIFY at the commit).
+   */
+  startAtCommit?: boolean
 }
 
 
@@ -77,7 +84,7 @@ export async function enqueueJobs(db: Kysely<Database>, jobs: JobSpec[]): Promis
     return
   }
   for (const { name, payload, options = {} } of jobs) {
-    await runtime.worker.enqueue(db, name, payload, options.runAt ?? new Date(), options.jobKey ?? null, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, options.newKey ?? false)
+    await runtime.worker.enqueue(db, name, payload, options.runAt ?? new Date(), options.jobKey ?? null, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, options.newKey ?? false, options.startAtCommit ?? false)
   }
 }
 

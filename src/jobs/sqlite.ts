@@ -52,6 +52,8 @@ const retryDelayMs = (attempts: number) => backoffMs(JOB_RETRY_BACKOFF, attempts
 export class SqliteJobWorker {
   private app: FastifyInstance | undefined
   private running = 0
+  /** Slots held for jobs that start when their enqueuing transaction commits (startAtCommit). */
+  private reserved = 0
   private stopped = true
   private filling = false
   private fillAgain = false
@@ -66,10 +68,14 @@ export class SqliteJobWorker {
     private readonly tasks: AnyTaskList,
   ) {}
 
-  async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number, newKey = false): Promise<void> {
+  async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number, newKey = false, startAtCommit = false): Promise<void> {
     const row: JobRow = {
       id: newId(), name, payload: JSON.stringify(payload), run_at: runAt.toISOString(), attempts: 0, max_attempts: maxAttempts,
       job_key: jobKey, locked_at: null, last_error: null,
+    }
+    if (startAtCommit && (jobKey === null || newKey) && runAt.getTime() <= Date.now() && this.startsAtCommit(db, row)) {
+      await insertRow(db, row.id, row.name, row.payload, row.run_at, row.attempts, row.max_attempts, row.job_key, row.locked_at, row.last_error)
+      return
     }
     if (jobKey !== null && !newKey) {
       const replaced = await db
@@ -85,6 +91,38 @@ export class SqliteJobWorker {
     await insertRow(db, row.id, row.name, row.payload, row.run_at, row.attempts, row.max_attempts, row.job_key, row.locked_at, row.last_error)
     // The worker's query waits for the connection, so it sees the row once the caller's transaction commits.
     this.wake()
+  }
+
+  /**
+   * Takes a slot for `row` and has it start when the caller's transaction commits (no claim: the row is written
+   * as taken, `locked_at` set here; a restart takes it back as any running job). False when there is no slot or
+   * no transaction to wait for. The slot is given back if the transaction is abandoned.
+   */
+  private startsAtCommit(db: Kysely<Database>, row: JobRow): boolean {
+    if (this.stopped || this.running + this.reserved >= this.concurrency || !db.isTransaction) return false
+    row.locked_at = now()
+    const handed = sqliteDriverOf(db)?.afterCommit({
+      committed: () => {
+        this.reserved--
+        if (this.stopped) {
+          // Too late to start: left for the next start, as a job interrupted by a shutdown is.
+          void this.db.updateTable('jobs').set({ locked_at: null }).where('id', '=', row.id).execute().catch(() => undefined)
+          return
+        }
+        this.running++
+        void this.runJob(row)
+      },
+      abandoned: () => {
+        this.reserved--
+        this.wake()
+      },
+    })
+    if (!handed) {
+      row.locked_at = null
+      return false
+    }
+    this.reserved++
+    return true
   }
 
   async remove(db: Kysely<Database>, jobKeys: string[]): Promise<void> {
@@ -127,8 +165,8 @@ export class SqliteJobWorker {
     }
     this.filling = true
     try {
-      while (!this.stopped && this.running < this.concurrency) {
-        const rows = await claimDue(this.db, now(), this.concurrency - this.running)
+      while (!this.stopped && this.running + this.reserved < this.concurrency) {
+        const rows = await claimDue(this.db, now(), this.concurrency - this.running - this.reserved)
         if (rows.length === 0) break
         for (const row of rows) {
           this.running++
@@ -137,7 +175,7 @@ export class SqliteJobWorker {
       }
       // At full concurrency the next wake-up comes from the job that ends (runJob's finally): a timer for a job
       // already due would only spin.
-      if (!this.stopped && this.running < this.concurrency) {
+      if (!this.stopped && this.running + this.reserved < this.concurrency) {
         const next = await this.db.selectFrom('jobs').select('run_at').where('locked_at', 'is', null).orderBy('run_at').limit(1).executeTakeFirst()
         clearTimeout(this.timer)
         if (next) this.timer = setTimeout(() => this.wake(), Math.min(Math.max(Date.parse(next.run_at) - Date.now(), 0), MAX_TIMER_MS))

@@ -227,7 +227,8 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   const jobs: JobSpec[] = []
   if (delivery === 'push') {
     const job: DeliveryJob = { taskId, token: { derivedWith: vault.keyId }, dispatch: 1 }
-    jobs.push({ name: DELIVER_TASK_JOB, payload: job, options: { jobKey: deliveryKey(taskId), newKey: true } })
+    // Handed to the worker at the commit (SQLite): deliverTask looks first whether the task is still open.
+    jobs.push({ name: DELIVER_TASK_JOB, payload: job, options: { jobKey: deliveryKey(taskId), newKey: true, startAtCommit: true } })
   } else {
     jobs.push({ name: TIMEOUT_JOB, payload: { taskId }, options: { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.parse(at) + t.settings.taskTimeoutS * 1000) } })
   }

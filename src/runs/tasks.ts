@@ -15,6 +15,7 @@ import type { TaskRow } from './store.js'
 /** The base of result URLs: TANDEM_PUBLIC_URL, else the URL the server listens on. */
 export function publicBase(app: FastifyInstance): string {
   if (app.config.runs.publicUrl) return app.config.runs.publicUrl
+  if (app.listening.origin) return app.listening.origin
   try {
     return app.listeningOrigin
   } catch {
