@@ -18,6 +18,12 @@
 // - SQLite rolling the whole transaction back by itself (a full disk, an I/O error) fails every transaction of
 //   the batch.
 //
+// Two more ways to take part in a batch:
+// - afterCommit(hook): code inside a transaction asks for a call once its batch has committed (or to be told the
+//   transaction was abandoned): the job worker starts a job at the commit of the transaction that created it;
+// - writeInBatch(sql, parameters): one statement joins the open batch, without a transaction or a savepoint (a
+//   statement is atomic by itself), when nobody holds the connection: a finished job's deletion.
+//
 // Queries at once. Kysely runs each query through several asynchronous layers (connection provider, mutex,
 // driver); better-sqlite3 is synchronous. runNow() runs a compiled query on the spot when its caller's
 // transaction holds the connection or nobody holds it, and prepared.ts uses it for the hot queries.

@@ -42,9 +42,9 @@ export interface EnqueueOptions {
   maxAttempts?: number
   /**
    * SQLite: a job due now is handed to this process's worker when the enqueuing transaction commits (its row
-   * written as taken, so no claim and no look at the table), if the worker has a free slot. For a job whose
-   * handler checks first that its work is still to do: from the commit on it counts as running, so removeJob no
-   * longer drops it. PostgreSQL: no effect (graphile-worker is told by NOTIFY at the commit).
+   * written as taken, so no claim and no look at the table), and waits in the worker's queue for a slot. For a
+   * job whose handler checks first that its work is still to do: from the commit on it counts as running, so
+   * removeJob no longer drops it. PostgreSQL: no effect (graphile-worker is told by NOTIFY at the commit).
    */
   startAtCommit?: boolean
 }

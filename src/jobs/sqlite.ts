@@ -1,7 +1,9 @@
 // The in-process job worker of SQLite deployments (one process owns the database file). Jobs are rows of
 // `jobs`; the worker takes due rows (`locked_at` set), runs their handler, and deletes them when done. It is
-// woken at once by each enqueue, and by a timer for the earliest future job; the timer is only a wake-up, the
+// woken at once by each enqueue into the table, and by a timer for the earliest future job; the timer is only a wake-up, the
 // schedule lives in the table, so a restart loses nothing: start() takes back every job still locked.
+// A job enqueued with startAtCommit skips the claim: its row is written as taken and, when its transaction
+// commits, it joins a queue in memory that free slots take from while the table has nothing due.
 import type { FastifyInstance } from 'fastify'
 import { sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -19,6 +21,8 @@ type JobRow = Selectable<JobTable>
 
 // setTimeout's limit; a job further away is looked at again then.
 const MAX_TIMER_MS = 2 ** 31 - 1
+/** Jobs handed over at their commit that may wait in memory for a slot (with those awaiting their commit). */
+const QUEUE_LIMIT = 1000
 
 // The worker's queries on every job, compiled once (src/db/prepared.ts).
 const insertRow = prepared(
@@ -52,8 +56,21 @@ const retryDelayMs = (attempts: number) => backoffMs(JOB_RETRY_BACKOFF, attempts
 export class SqliteJobWorker {
   private app: FastifyInstance | undefined
   private running = 0
-  /** Slots held for jobs that start when their enqueuing transaction commits (startAtCommit). */
-  private reserved = 0
+  /**
+   * Jobs handed over at their commit (startAtCommit) that wait for a slot: their rows are written as taken, so no
+   * claim reads them; a restart takes them back as any running job. Bounded by QUEUE_LIMIT with those awaiting
+   * their commit; past it, jobs go through the table.
+   */
+  private readonly queue: JobRow[] = []
+  private awaitingCommit = 0
+  /**
+   * The table may hold due jobs nobody has claimed (set by every wake-up: an enqueue, a timer, a failure); cleared
+   * when a claim finds fewer than it asked for. While clear, a slot that frees takes the next queued job without
+   * looking at the table.
+   */
+  private tableDue = true
+  /** Counts the wake-ups (changes to the table): a claim that came back short leaves the table due if one came meanwhile. */
+  private tableChanges = 0
   private stopped = true
   private filling = false
   private fillAgain = false
@@ -73,9 +90,14 @@ export class SqliteJobWorker {
       id: newId(), name, payload: JSON.stringify(payload), run_at: runAt.toISOString(), attempts: 0, max_attempts: maxAttempts,
       job_key: jobKey, locked_at: null, last_error: null,
     }
-    if (startAtCommit && (jobKey === null || newKey) && runAt.getTime() <= Date.now() && this.startsAtCommit(db, row)) {
+    if (startAtCommit && (jobKey === null || newKey) && runAt.getTime() <= Date.now() && this.canStartAtCommit(db)) {
+      row.locked_at = now()
       await insertRow(db, row.id, row.name, row.payload, row.run_at, row.attempts, row.max_attempts, row.job_key, row.locked_at, row.last_error)
-      return
+      // After the insert: a row that failed to be written is never queued.
+      if (this.startAtCommit(db, row)) return
+      // No transaction to wait for after all: the row goes back to the table.
+      await db.updateTable('jobs').set({ locked_at: null }).where('id', '=', row.id).execute()
+      return this.wake()
     }
     if (jobKey !== null && !newKey) {
       const replaced = await db
@@ -93,36 +115,48 @@ export class SqliteJobWorker {
     this.wake()
   }
 
+  /** Whether a job enqueued in `db` can join the queue at its commit: a transaction, a running worker, room in the queue. */
+  private canStartAtCommit(db: Kysely<Database>): boolean {
+    return !this.stopped && this.concurrency > 0 && this.awaitingCommit + this.queue.length < QUEUE_LIMIT && db.isTransaction
+  }
+
   /**
-   * Takes a slot for `row` and has it start when the caller's transaction commits (no claim: the row is written
-   * as taken, `locked_at` set here; a restart takes it back as any running job). False when there is no slot or
-   * no transaction to wait for. The slot is given back if the transaction is abandoned.
+   * Has `row` (written as taken, `locked_at` set) join the queue when the caller's transaction commits; nothing is
+   * queued if the transaction is abandoned. False when no transaction holds the connection.
    */
-  private startsAtCommit(db: Kysely<Database>, row: JobRow): boolean {
-    if (this.stopped || this.running + this.reserved >= this.concurrency || !db.isTransaction) return false
-    row.locked_at = now()
+  private startAtCommit(db: Kysely<Database>, row: JobRow): boolean {
     const handed = sqliteDriverOf(db)?.afterCommit({
       committed: () => {
-        this.reserved--
+        this.awaitingCommit--
         if (this.stopped) {
           // Too late to start: left for the next start, as a job interrupted by a shutdown is.
           void this.db.updateTable('jobs').set({ locked_at: null }).where('id', '=', row.id).execute().catch(() => undefined)
           return
         }
-        this.running++
-        void this.runJob(row)
+        this.queue.push(row)
+        this.drain()
       },
       abandoned: () => {
-        this.reserved--
-        this.wake()
+        this.awaitingCommit--
       },
     })
-    if (!handed) {
-      row.locked_at = null
-      return false
+    if (handed) this.awaitingCommit++
+    return handed === true
+  }
+
+  /** Starts queued jobs in the free slots; not while a fill is claiming (it counted the free slots: it drains when done). */
+  private drain(): void {
+    if (this.filling) return
+    while (!this.stopped && this.running < this.concurrency && this.queue.length > 0) {
+      this.running++
+      void this.runJob(this.queue.shift() as JobRow)
     }
-    this.reserved++
-    return true
+  }
+
+  /** A slot freed: the table first when it may hold due jobs (so timers and retries are never starved), else the queue. */
+  private next(): void {
+    if (this.tableDue) this.scheduleFill()
+    else this.drain()
   }
 
   async remove(db: Kysely<Database>, jobKeys: string[]): Promise<void> {
@@ -148,7 +182,14 @@ export class SqliteJobWorker {
     if (this.running > 0) await new Promise<void>((resolve) => (this.idle = resolve))
   }
 
+  /** The table changed (a job enqueued, a timer due, a job back after a failure): look at it. */
   wake(): void {
+    this.tableDue = true
+    this.tableChanges++
+    this.scheduleFill()
+  }
+
+  private scheduleFill(): void {
     if (this.stopped || this.wakeQueued) return
     this.wakeQueued = true
     setImmediate(() => {
@@ -163,19 +204,28 @@ export class SqliteJobWorker {
       this.fillAgain = true
       return
     }
+    if (!this.tableDue) return this.drain()
     this.filling = true
+    const seen = this.tableChanges
     try {
-      while (!this.stopped && this.running + this.reserved < this.concurrency) {
-        const rows = await claimDue(this.db, now(), this.concurrency - this.running - this.reserved)
-        if (rows.length === 0) break
+      // The table's due jobs (retries, timers, jobs enqueued without startAtCommit) up to the free slots.
+      let short = false
+      while (!this.stopped && this.running < this.concurrency) {
+        const limit = this.concurrency - this.running
+        const rows = await claimDue(this.db, now(), limit)
         for (const row of rows) {
           this.running++
           void this.runJob(row)
         }
+        if (rows.length < limit) {
+          short = true
+          break
+        }
       }
-      // At full concurrency the next wake-up comes from the job that ends (runJob's finally): a timer for a job
-      // already due would only spin.
-      if (!this.stopped && this.running + this.reserved < this.concurrency) {
+      // Nothing more is due now: wake up when the next job is. (At full concurrency the table is looked at again
+      // when a job ends, next(): a timer for a job already due would only spin.)
+      if (short && !this.stopped) {
+        this.tableDue = this.tableChanges !== seen
         const next = await this.db.selectFrom('jobs').select('run_at').where('locked_at', 'is', null).orderBy('run_at').limit(1).executeTakeFirst()
         clearTimeout(this.timer)
         if (next) this.timer = setTimeout(() => this.wake(), Math.min(Math.max(Date.parse(next.run_at) - Date.now(), 0), MAX_TIMER_MS))
@@ -188,8 +238,8 @@ export class SqliteJobWorker {
       this.filling = false
       if (this.fillAgain) {
         this.fillAgain = false
-        this.wake()
-      }
+        this.scheduleFill()
+      } else this.drain()
     }
   }
 
@@ -208,11 +258,14 @@ export class SqliteJobWorker {
     } finally {
       this.running--
       if (this.stopped && this.running === 0) this.idle?.()
-      this.wake()
+      this.next()
     }
   }
 
   private async recordFailure(row: JobRow, attempt: number, error: unknown): Promise<void> {
+    // The job goes back to the table (to run again later, or at the next start): the table is looked at again.
+    this.tableDue = true
+    this.tableChanges++
     const message = error instanceof Error ? error.message : String(error)
     if (this.stopped) {
       // Interrupted by shutdown: not the job's fault; it runs again at the next start.

@@ -11,7 +11,6 @@ import type { JsonObject, TaskPayload } from './adapters/adapter.js'
 import type { Run } from './schemas.js'
 import type { TaskRow } from './store.js'
 
-
 /** The base of result URLs: TANDEM_PUBLIC_URL, else the URL the server listens on. */
 export function publicBase(app: FastifyInstance): string {
   if (app.config.runs.publicUrl) return app.config.runs.publicUrl

@@ -136,6 +136,79 @@ describe('SQLite driver: group commit', () => {
     assert.deepEqual(committedNames(), ['later'])
   })
 
+  it('afterCommit: a hook runs once its transaction\'s batch has committed, and is abandoned with a rolled-back transaction or a failed COMMIT', async () => {
+    const events: string[] = []
+    const hook = (name: string) => ({
+      // What the hook sees is committed: a second connection reads the row.
+      committed: () => events.push(`${name} committed, visible: ${committedNames().includes(name)}`),
+      abandoned: () => events.push(`${name} abandoned`),
+    })
+    assert.equal(driver.afterCommit(hook('outside')), false, 'no transaction holds the connection')
+    const outcomes = await Promise.allSettled(
+      together([
+        async (trx) => {
+          await insert(trx, 'kept')
+          assert.equal(driver.afterCommit(hook('kept')), true)
+        },
+        async (trx) => {
+          await insert(trx, 'dropped')
+          driver.afterCommit(hook('dropped'))
+          throw new Error('changed its mind')
+        },
+      ]),
+    )
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected'])
+    await quiet()
+    assert.deepEqual(events, ['dropped abandoned', 'kept committed, visible: true'])
+
+    // A batch whose COMMIT fails (a deferred foreign key) abandons its transactions' hooks; none runs as committed.
+    events.length = 0
+    await Promise.allSettled(
+      together([
+        async (trx) => {
+          await insert(trx, 'innocent')
+          driver.afterCommit(hook('innocent'))
+        },
+        async (trx) => {
+          await sql`insert into children (id, parent_id) values (2, 998)`.execute(trx)
+          driver.afterCommit(hook('orphan'))
+        },
+      ]),
+    )
+    await quiet()
+    assert.deepEqual(events.sort(), ['innocent abandoned', 'orphan abandoned'])
+  })
+
+  it('writeInBatch: one statement joins the open batch and is told once the batch commits; not while a transaction holds the connection', async () => {
+    let inside: Promise<void> | undefined | 'not called' = 'not called'
+    const [first] = together([
+      async (trx) => {
+        await insert(trx, 'first')
+        inside = driver.writeInBatch('insert into items (name) values (?)', ['inside'])
+      },
+    ])
+    await first
+    assert.equal(inside, undefined, 'refused while a transaction holds the connection')
+    const seenBeforeCommit = beforeTheBatchCommits(() => committedNames())
+    const written = driver.writeInBatch('insert into items (name) values (?)', ['joined']) as Promise<void>
+    const others = together([(trx) => insert(trx, 'member')])
+    assert.deepEqual(await seenBeforeCommit, ['first'], 'written into the batch, not committed on its own')
+    await Promise.all([written, ...others])
+    assert.deepEqual(committedNames(), ['first', 'joined', 'member'])
+    // A statement that fails is undone alone and throws; the batch it joined goes on.
+    const member = together([(trx) => insert(trx, 'second member')])
+    const failed = await beforeTheBatchCommits(() => {
+      try {
+        return driver.writeInBatch('insert into items (name) values (?)', ['joined']) === undefined ? 'refused' : 'written'
+      } catch (error) {
+        return String(error)
+      }
+    })
+    assert.match(failed, /UNIQUE/)
+    await Promise.all(member)
+    assert.deepEqual(committedNames(), ['first', 'joined', 'member', 'second member'])
+  })
+
   it(`a batch commits at once when it holds ${MAX_BATCH} transactions`, async () => {
     const before = { ...driver.stats }
     const names = Array.from({ length: MAX_BATCH * 2 + 5 }, (_, i) => `n${String(i).padStart(3, '0')}`)

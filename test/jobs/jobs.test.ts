@@ -181,3 +181,107 @@ for (const dialect of dialects()) {
     })
   })
 }
+
+// Jobs of the handed-over tests: each records when it started; a blocking one waits for its release or the shutdown.
+const handed = new Map<string, { started: number[]; completed: number }>()
+let releaseBlocked: () => void = () => {}
+let blocked = new Promise<void>((resolve) => (releaseBlocked = resolve))
+const running = { now: 0, most: 0 }
+tasks['test.handed'] = (async (payload: { tag: string; ms: number; block?: boolean }, context: JobContext) => {
+  running.most = Math.max(running.most, ++running.now)
+  try {
+    await handle(payload, context)
+  } finally {
+    running.now--
+  }
+}) as AnyTaskList[string]
+async function handle(payload: { tag: string; ms: number; block?: boolean }, context: JobContext): Promise<void> {
+  const entry = handed.get(payload.tag) ?? { started: [], completed: 0 }
+  handed.set(payload.tag, entry)
+  entry.started.push(Date.now())
+  if (payload.block) {
+    await Promise.race([blocked, new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))])
+    if (context.signal.aborted) throw new Error('stopped before it was done')
+  } else await sleep(payload.ms)
+  entry.completed++
+}
+
+describe('jobs handed over at their commit (startAtCommit, sqlite)', () => {
+  const config = (url: string, workers: string) => loadConfig({ LOG_LEVEL: 'silent', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: url, TANDEM_WORKERS: workers })
+
+  it('run each committed job once and never a rolled-back one, more of them than slots, written as taken; a due job of the table still runs before the queue drains', { timeout: 60000 }, async () => {
+    const database = await freshDatabase('sqlite')
+    const app = await buildApp(config(database.url, '2'), { extraTasks: tasks })
+    try {
+      await app.ready()
+      const { db } = app.database
+      const prefix = `handed-${Math.random()}`
+      const tags = Array.from({ length: 8 }, (_, i) => `${prefix}-${i}`)
+      running.most = 0
+      for (const tag of tags) {
+        await db.transaction().execute((trx) => enqueueJob(trx, 'test.handed', { tag, ms: 150 }, { startAtCommit: true }))
+      }
+      const rolledBack = `${prefix}-rolled-back`
+      await db.transaction().execute(async (trx) => {
+        await enqueueJob(trx, 'test.handed', { tag: rolledBack, ms: 0 }, { startAtCommit: true })
+        throw new Error('roll back')
+      }).catch(() => {})
+      // Two run, six wait in the worker's queue: every row is already taken (no claim will read it).
+      const rows = await db.selectFrom('jobs').select(['payload', 'locked_at']).where('name', '=', 'test.handed').execute()
+      assert.equal(rows.length, 8)
+      assert.ok(rows.every((row) => row.locked_at !== null), 'handed-over jobs are written as taken')
+      // A job of the table, due while the queue still holds work: the next freed slot takes it before the queue.
+      const fromTable = `${prefix}-table`
+      const due = Date.now() + 200
+      await enqueueJob(db, 'test.handed', { tag: fromTable, ms: 0 }, { runAt: new Date(due) })
+
+      await waitFor(() => tags.every((tag) => handed.get(tag)?.completed === 1) && handed.get(fromTable)?.completed === 1)
+      for (const tag of tags) assert.equal(handed.get(tag)?.started.length, 1, `${tag} ran once`)
+      assert.equal(handed.get(rolledBack), undefined, 'the rolled-back job never ran')
+      const lastQueuedStart = Math.max(...tags.map((tag) => handed.get(tag)?.started[0] as number))
+      const tableStart = handed.get(fromTable)?.started[0] as number
+      assert.ok(tableStart >= due, 'not early')
+      assert.ok(tableStart < lastQueuedStart, `the table's due job ran before the queue drained (${tableStart - due} ms after its time)`)
+      assert.equal(running.most, 2, 'never more jobs at once than TANDEM_WORKERS')
+      await waitFor(() => true)
+      assert.deepEqual(await db.selectFrom('jobs').select('id').execute(), [], 'every done job is deleted')
+    } finally {
+      await app.close()
+      await database.drop()
+    }
+  })
+
+  it('jobs still queued when the worker stops are taken back and run at the next start, each to its end once', { timeout: 60000 }, async () => {
+    const database = await freshDatabase('sqlite')
+    blocked = new Promise<void>((resolve) => (releaseBlocked = resolve))
+    const prefix = `restart-${Math.random()}`
+    const tags = Array.from({ length: 4 }, (_, i) => `${prefix}-${i}`)
+    try {
+      const first = await buildApp(config(database.url, '1'), { extraTasks: tasks })
+      await first.ready()
+      for (const tag of tags) {
+        await first.database.db.transaction().execute((trx) => enqueueJob(trx, 'test.handed', { tag, ms: 0, block: true }, { startAtCommit: true }))
+      }
+      // One runs (and blocks), three wait in the queue; the stop interrupts the one and leaves the three taken.
+      await waitFor(() => tags.some((tag) => (handed.get(tag)?.started.length ?? 0) > 0))
+      await first.close()
+      assert.equal(tags.filter((tag) => (handed.get(tag)?.started.length ?? 0) > 0).length, 1)
+      assert.ok(tags.every((tag) => (handed.get(tag)?.completed ?? 0) === 0))
+
+      releaseBlocked()
+      const second = await buildApp(config(database.url, '2'), { extraTasks: tasks })
+      try {
+        await second.ready()
+        await waitFor(() => tags.every((tag) => handed.get(tag)?.completed === 1))
+        await sleep(300)
+        assert.deepEqual(tags.map((tag) => handed.get(tag)?.completed), [1, 1, 1, 1])
+        assert.deepEqual(await second.database.db.selectFrom('jobs').select('id').execute(), [])
+      } finally {
+        await second.close()
+      }
+    } finally {
+      releaseBlocked()
+      await database.drop()
+    }
+  })
+})

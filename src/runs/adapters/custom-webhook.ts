@@ -3,7 +3,7 @@
 // later at result.url (202, or 2xx without either), or streams (200 with `text/event-stream`: `data:` lines of
 // `{ "delta": … }`, then one `{ "output": … }` or `{ "error": … }`). Retries are the engine's: this file only classifies.
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
-import type { Readable } from 'node:stream'
+import { pipeline, type Readable } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import type { Dispatcher } from 'undici'
 import { Webhook } from 'standardwebhooks'
@@ -56,10 +56,12 @@ function headerOf(headers: Dispatcher.ResponseData['headers'], name: string): st
 function decodedBody(response: Dispatcher.ResponseData): AsyncIterable<Uint8Array> {
   const coding = headerOf(response.headers, 'content-encoding')?.trim().toLowerCase()
   const body = response.body as unknown as Readable
-  if (coding === 'gzip' || coding === 'x-gzip') return body.pipe(createGunzip())
-  if (coding === 'deflate') return body.pipe(createInflate())
-  if (coding === 'br') return body.pipe(createBrotliDecompress())
-  return body
+  const decoder = coding === 'gzip' || coding === 'x-gzip' ? createGunzip() : coding === 'deflate' ? createInflate() : coding === 'br' ? createBrotliDecompress() : null
+  if (!decoder) return body
+  // pipeline, not pipe: the body's error (the deadline aborting it, a reset) fails the decoder too, and a read that
+  // stops early (too large, the stream's end event) destroys the body as well, so no delivery waits for ever and no
+  // socket is left half read.
+  return pipeline(body, decoder, () => {})
 }
 
 /** The body as text, or null past MAX_ANSWER_BYTES (decoded bytes: a small compressed answer may not unpack into a large one). */

@@ -92,4 +92,22 @@ describe('custom_webhook delivery through undici request', () => {
     const outcome = await customWebhook.deliver(taskPayload(), agentTarget('custom_webhook', `http://127.0.0.1:${port}/hook`), adapterContext())
     assert.deepEqual(outcome, { kind: 'retry', detail: 'the connection failed (ECONNREFUSED)' })
   })
+  it('a compressed answer that stops half way ends at the dispatch deadline as a retry (the decoder fails with the body), not never', { timeout: 15000 }, async () => {
+    const whole = gzipSync(Buffer.from(JSON.stringify({ output: { text: 'x'.repeat(200_000) } })))
+    let stalled: ServerResponse | undefined
+    reply = {
+      stream: (res: ServerResponse) => {
+        stalled = res
+        // Half the gzip stream, then nothing: the connection stays open.
+        res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' })
+        res.write(whole.subarray(0, Math.floor(whole.length / 2)))
+      },
+    }
+    const started = Date.now()
+    const outcome = await deliver(adapterContext(800))
+    stalled?.destroy()
+    assert.equal(outcome.kind, 'retry', JSON.stringify(outcome))
+    assert.match((outcome as { detail: string }).detail, /no answer within 800 ms/)
+    assert.ok(Date.now() - started < 5000, 'ended at its deadline')
+  })
 })
