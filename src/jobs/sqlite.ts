@@ -22,7 +22,7 @@ type JobRow = Selectable<JobTable>
 // setTimeout's limit; a job further away is looked at again then.
 const MAX_TIMER_MS = 2 ** 31 - 1
 /** Jobs handed over at their commit that may wait in memory for a slot (with those awaiting their commit). */
-const QUEUE_LIMIT = 1000
+export const QUEUE_LIMIT = 1000
 
 // The worker's queries on every job, compiled once (src/db/prepared.ts).
 const insertRow = prepared(

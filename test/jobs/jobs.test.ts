@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { enqueueJob, removeJob, type AnyTaskList, type JobContext } from '../../src/jobs/index.js'
 import { TEST_SECRET_KEY, dialects, freshDatabase } from '../helpers.js'
+import { QUEUE_LIMIT } from '../../src/jobs/sqlite.js'
 
 const seen = new Map<string, Array<{ value: number; attempt: number }>>()
 let failuresLeft = new Map<string, number>()
@@ -281,6 +282,32 @@ describe('jobs handed over at their commit (startAtCommit, sqlite)', () => {
       }
     } finally {
       releaseBlocked()
+      await database.drop()
+    }
+  })
+  it(`holds at most ${QUEUE_LIMIT} handed-over jobs in memory: past that, a job goes to the table as any other`, { timeout: 60000 }, async () => {
+    const database = await freshDatabase('sqlite')
+    blocked = new Promise<void>((resolve) => (releaseBlocked = resolve))
+    const prefix = `bound-${Math.random()}`
+    const app = await buildApp(config(database.url, '1'), { extraTasks: tasks })
+    try {
+      await app.ready()
+      const { db } = app.database
+      // One job takes the only slot and blocks: every later one waits in the queue, up to its bound.
+      await db.transaction().execute((trx) => enqueueJob(trx, 'test.handed', { tag: `${prefix}-first`, ms: 0, block: true }, { startAtCommit: true }))
+      await waitFor(() => (handed.get(`${prefix}-first`)?.started.length ?? 0) > 0)
+      for (let i = 0; i <= QUEUE_LIMIT; i++) {
+        await db.transaction().execute((trx) => enqueueJob(trx, 'test.handed', { tag: `${prefix}-${i}`, ms: 0 }, { startAtCommit: true }))
+      }
+      const taken = await db.selectFrom('jobs').select('id').where('name', '=', 'test.handed').where('locked_at', 'is not', null).execute()
+      const untaken = await db.selectFrom('jobs').select('payload').where('name', '=', 'test.handed').where('locked_at', 'is', null).execute()
+      assert.equal(taken.length, 1 + QUEUE_LIMIT, 'the running job and a full queue are written as taken')
+      assert.deepEqual(untaken.map((row) => JSON.parse(row.payload).tag), [`${prefix}-${QUEUE_LIMIT}`], 'the one past the bound waits in the table')
+      releaseBlocked()
+      await waitFor(() => Array.from({ length: QUEUE_LIMIT + 1 }, (_, i) => `${prefix}-${i}`).every((tag) => handed.get(tag)?.completed === 1), 30000)
+    } finally {
+      releaseBlocked()
+      await app.close()
       await database.drop()
     }
   })
