@@ -30,6 +30,7 @@
 import type SqliteDatabase from 'better-sqlite3'
 import type { Checkpointer } from './checkpointer.js'
 import { contextForAdapter, dbContext, type DbHandle } from './context.js'
+import { keptOrMade } from '../kept.js'
 import {
   SelectQueryNode,
   SqliteDialect,
@@ -130,13 +131,7 @@ export class BatchingSqliteDriver implements Driver {
 
   /** better-sqlite3 compiles a statement on every prepare(): keep them, by SQL text. */
   prepare(sql: string): SqliteDatabase.Statement {
-    let statement = this.statements.get(sql)
-    if (!statement) {
-      statement = this.raw.prepare(sql)
-      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value as string)
-      this.statements.set(sql, statement)
-    }
-    return statement
+    return keptOrMade(this.statements, sql, STATEMENT_CACHE_SIZE, (text) => this.raw.prepare(text))
   }
 
   private exec(sql: string): void {

@@ -48,7 +48,8 @@ function claimDue(db: Kysely<Database>, lockedAt: string, limit: number): Promis
   }
   return claim(db, lockedAt)
 }
-const deleteDone = prepared(1, (db, id: Expression<string>) => db.deleteFrom('jobs').where('id', '=', id))
+const deleteDoneQuery = (db: Kysely<Database>, id: Expression<string> | string) => db.deleteFrom('jobs').where('id', '=', id)
+const deleteDone = prepared(1, deleteDoneQuery)
 
 /** Graphile-worker's back-off, so that both databases retry alike: e^attempts seconds, at most e^10 (6 h). */
 const retryDelayMs = (attempts: number) => backoffMs(JOB_RETRY_BACKOFF, attempts)
@@ -71,6 +72,8 @@ export class SqliteJobWorker {
   private tableDue = true
   /** Counts the wake-ups (changes to the table): a claim that came back short leaves the table due if one came meanwhile. */
   private tableChanges = 0
+  /** deleteDone's SQL text, for a deletion that joins the open batch (writeInBatch). */
+  private deleteDoneSql: string | undefined
   private stopped = true
   private filling = false
   private fillAgain = false
@@ -251,7 +254,8 @@ export class SqliteJobWorker {
       await handler(JSON.parse(row.payload) as never, { app: this.app as FastifyInstance, attempt, jobKey: row.job_key, signal: this.abort.signal })
       // With the batch of writes of the moment (sqlite-driver.ts), instead of committing that batch early and
       // then itself: as one statement of the batch when the connection is free, else in a transaction.
-      const deleted = sqliteDriverOf(this.db)?.writeInBatch('delete from "jobs" where "id" = ?', [row.id])
+      this.deleteDoneSql ??= deleteDoneQuery(this.db, row.id).compile().sql
+      const deleted = sqliteDriverOf(this.db)?.writeInBatch(this.deleteDoneSql, [row.id])
       await (deleted ?? this.db.transaction().execute((trx) => deleteDone(trx, row.id)))
     } catch (error) {
       await this.recordFailure(row, attempt, error).catch((failure) => this.app?.log.error({ err: failure, job: row.name }, 'could not record a job failure'))

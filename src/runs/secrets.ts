@@ -1,5 +1,6 @@
 // The call into the credential vault for a delivery: the secret of the credential an agent names, decrypted.
 import { openWithRing } from '../credentials/vault.js'
+import { keptOrMade } from '../kept.js'
 
 // Secrets opened for deliveries, by their sealed form: every delivery of an agent opens the same ciphertext, and
 // AES-GCM's set-up costs more than the rest of reading it. A ciphertext is never re-sealed in place (a new seal has a
@@ -11,11 +12,5 @@ const MAX_OPENED = 256
 /** The secret of a credential row read with the delivery's other reads (store.ts findDeliveryContext), decrypted. */
 export function openAgentSecret(credential: { id: string; keyId: string; ciphertext: string }): string {
   const sealedAs = `${credential.id}\0${credential.keyId}\0${credential.ciphertext}`
-  let secret = opened.get(sealedAs)
-  if (secret === undefined) {
-    secret = openWithRing({ keyId: credential.keyId, ciphertext: credential.ciphertext }, credential.id)
-    if (opened.size >= MAX_OPENED) opened.delete(opened.keys().next().value as string)
-    opened.set(sealedAs, secret)
-  }
-  return secret
+  return keptOrMade(opened, sealedAs, MAX_OPENED, () => openWithRing({ keyId: credential.keyId, ciphertext: credential.ciphertext }, credential.id))
 }

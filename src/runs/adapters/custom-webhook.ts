@@ -10,6 +10,7 @@ import { Webhook } from 'standardwebhooks'
 import { forEachEventData } from './sse-lines.js'
 import { readAnswer } from '../answer.js'
 import { retryAfterMs } from '../../net/backoff.js'
+import { keptOrMade } from '../../kept.js'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
 
 const MAX_ANSWER_BYTES = 1024 * 1024
@@ -23,16 +24,9 @@ export function signer(secret: string): Webhook {
 const signingKeys = new Map<string, KeyObject>()
 const MAX_SIGNING_KEYS = 256
 
-function signingKey(secret: string): KeyObject {
-  let key = signingKeys.get(secret)
-  if (!key) {
-    // As a KeyObject: createHmac given raw bytes spends more on telling them from a key object than on the HMAC.
-    key = createSecretKey((signer(secret) as unknown as { key: Uint8Array }).key)
-    if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value as string)
-    signingKeys.set(secret, key)
-  }
-  return key
-}
+// As a KeyObject: createHmac given raw bytes spends more on telling them from a key object than on the HMAC.
+const signingKey = (secret: string): KeyObject =>
+  keptOrMade(signingKeys, secret, MAX_SIGNING_KEYS, () => createSecretKey((signer(secret) as unknown as { key: Uint8Array }).key))
 
 /**
  * The `webhook-signature` header of a delivery: what `signer(secret).sign(id, timestamp, body)` gives, the HMAC
