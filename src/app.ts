@@ -40,6 +40,7 @@ import { eventRoutes } from './events/routes.js'
 import { webhookRoutes } from './events/webhooks/routes.js'
 import { startRetention } from './events/retention.js'
 import { createJobs, type AnyTaskList } from './jobs/index.js'
+import { InstanceRegistry } from './failover/registry.js'
 import { taskList } from './task-list.js'
 import { runRoutes } from './runs/routes.js'
 import { toolCallRoutes } from './runs/tool-calls-routes.js'
@@ -69,6 +70,8 @@ declare module 'fastify' {
     egress: EgressGuard
     /** The origin the server listens on, once it does (set at onListen: each delivery's payload names it, src/runs/tasks.ts). */
     listening: { origin: string | null }
+    /** This instance's id and heartbeat, and which others are alive (src/failover/registry.ts). */
+    instances: InstanceRegistry
   }
 }
 
@@ -166,7 +169,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     tasks: { ...options.extraTasks, ...taskList },
     ...(app.database.schema ? { schema: `${app.database.schema}_jobs` } : {}),
   })
-  app.addHook('onReady', async () => jobs.start(app))
+  // Heartbeats, and taking over dead instances' jobs with graphile-worker's force_unlock_workers.
+  const instances = new InstanceRegistry({ db: app.database.db, dialect: app.database.dialect, boundMs: config.failoverMs, log: app.log, ...(app.database.dialect === 'postgres' ? { jobsSchema: app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker' } : {}) })
+  app.decorate('instances', instances)
+  app.addHook('onReady', async () => {
+    await jobs.start(app)
+    await instances.start(jobs.workerPoolId())
+  })
   // Schedules whose tick passed while no instance ran fire once now, as their latest missed tick.
   app.addHook('onReady', async () => {
     const caughtUp = await catchUpSchedules(app.database.db)
@@ -179,6 +188,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (resumed > 0) app.log.debug({ timers: resumed }, 'decision timers re-armed at start-up')
   })
   app.addHook('preClose', async () => jobs.stop())
+  app.addHook('onClose', async () => instances.stop())
 
   // Events: one listener per instance; open event streams end before the server stops (preClose), so that
   // shutdown is not held up by them.
@@ -223,7 +233,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await api.register(async (keyed) => {
         await keyed.register(authentication, { mode: config.auth, defaultWorkspaceId })
         // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
-        await keyed.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000 })
+        await keyed.register(idempotencyKeys, { abandonedAfterMs: config.requestTimeoutMs, purgeEveryMs: 10 * 60_000, holders: instances })
         await keyed.register(principalRoutes)
         // The agents tell the drafter of changes (it keeps their words indexed): agents import nothing of it.
         await keyed.register(agentRoutes, { onAgentChanged: agentChanged })

@@ -51,6 +51,8 @@ export interface Config {
   webhookTimeoutMs: number
   /** TANDEM_WORKERS: background jobs (deliveries, time-outs, polls) this instance runs at once; 0: none. */
   workers: number
+  /** TANDEM_FAILOVER_S in ms: a dead instance's jobs and idempotency claims are taken over within this time (PostgreSQL). */
+  failoverMs: number
   runs: RunsConfig
   /** Inbox claims, schedules, message triggers and inbound hooks (docs/operators.md). */
   operators: OperatorsConfig
@@ -293,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryBaseMs: parseInteger('TANDEM_WEBHOOK_RETRY_BASE_MS', env.TANDEM_WEBHOOK_RETRY_BASE_MS ?? '5000', 1, 86400000),
     webhookTimeoutMs: parseInteger('TANDEM_WEBHOOK_TIMEOUT_MS', env.TANDEM_WEBHOOK_TIMEOUT_MS ?? '10000', 1, 600000),
     workers: parseInteger('TANDEM_WORKERS', env.TANDEM_WORKERS ?? '8', 0, 1000),
+    failoverMs: parseInteger('TANDEM_FAILOVER_S', env.TANDEM_FAILOVER_S ?? '60', 3, 3600) * 1000,
     runs: {
       publicUrl: parsePublicUrl(env.TANDEM_PUBLIC_URL),
       taskLeaseS: parseInteger('TANDEM_TASK_LEASE_S', env.TANDEM_TASK_LEASE_S ?? '300', 1, 86400),

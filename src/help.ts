@@ -41,6 +41,7 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
       { name: 'TANDEM_EGRESS_ALLOW', default: '(public addresses only)', meaning: 'CIDRs agents may also be called on, e.g. 127.0.0.0/8 for an agent on this machine' },
       { name: 'TANDEM_PUBLIC_URL', default: 'the listening URL', meaning: 'base of the result URL handed to agents (set it behind a proxy)' },
       { name: 'TANDEM_WORKERS', default: '8', meaning: 'background jobs this instance runs at once; 0: HTTP only' },
+      { name: 'TANDEM_FAILOVER_S', default: '60', meaning: 'a dead instance\'s jobs and idempotency keys are taken over within this time (PostgreSQL)' },
       { name: 'TANDEM_TASK_LEASE_S', default: '300', meaning: 'how long a claimed task is reserved for its claimer' },
       { name: 'TANDEM_TASK_TIMEOUT_S', default: '3600', meaning: 'a task unanswered this long fails' },
       { name: 'TANDEM_DISPATCH_TIMEOUT_MS', default: '30000', meaning: 'time limit of one delivery to an agent' },

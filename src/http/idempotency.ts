@@ -6,8 +6,9 @@
 // Atomicity: a route does its writes in `reply.withTransaction(trx => …)`. When the request carries a key,
 // the serialised reply is stored in that same transaction, so a crash leaves both the resource and its
 // stored response, or neither. The key's claim (the in-flight marker) is committed before the handler runs,
-// so a concurrent retry gets a 409; a claim left by a crash is taken over only once it is older than the
-// request time-out, and a claim that was taken over can no longer store a response (its transaction fails).
+// so a concurrent retry gets a 409; a claim left by a crash is taken over once the instance that made it is
+// known dead (src/failover/registry.ts: its heartbeat stopped), or else once it is older than the request
+// time-out, and a claim that was taken over can no longer store a response (its transaction fails).
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -52,6 +53,8 @@ export interface IdempotencyOptions {
   abandonedAfterMs: number
   /** How often expired keys are purged (0: never; tests call purgeExpiredKeys themselves). */
   purgeEveryMs?: number
+  /** The instances that carry requests out: a claim records its own, and one made by a dead instance is released. */
+  holders?: { readonly id: string; isAlive(instanceId: string): Promise<boolean> }
 }
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -126,14 +129,16 @@ async function idempotency(app: FastifyInstance, options: IdempotencyOptions): P
     const hash = requestHash(request)
     for (let attempt = 0; attempt < 2; attempt++) {
       const id = randomUUID()
-      if (await claimKey(db, scope, { id, requestHash: hash, at: now() })) {
+      if (await claimKey(db, scope, { id, requestHash: hash, at: now(), instanceId: options.holders?.id ?? null })) {
         request.idempotency = { scope, id, settled: false }
         return
       }
       const stored = await findKey(db, scope)
       if (!stored) continue
       const expired = ageOf(stored.created_at) > IDEMPOTENCY_TTL_MS
-      const abandoned = stored.status === 0 && ageOf(stored.created_at) > options.abandonedAfterMs
+      const abandoned =
+        stored.status === 0 &&
+        (ageOf(stored.created_at) > options.abandonedAfterMs || (stored.instance_id !== null && options.holders !== undefined && !(await options.holders.isAlive(stored.instance_id))))
       if (expired || abandoned) {
         await releaseKey(db, scope, stored.claim_id)
         continue

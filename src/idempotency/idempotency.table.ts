@@ -13,4 +13,6 @@ export interface IdempotencyRequestTable {
   headers: string
   body: string
   created_at: string
+  /** The instance carrying the request out (src/failover/): a claim whose instance is dead is released. */
+  instance_id: string | null
 }

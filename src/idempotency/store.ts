@@ -26,7 +26,7 @@ const scoped = (db: Kysely<Database>, scope: KeyScope) =>
     .where('key', '=', scope.key)
 
 /** Inserts the in-flight marker; false when a row for the key already exists. */
-export async function claimKey(db: Kysely<Database>, scope: KeyScope, claim: { id: string; requestHash: string; at: string }): Promise<boolean> {
+export async function claimKey(db: Kysely<Database>, scope: KeyScope, claim: { id: string; requestHash: string; at: string; instanceId: string | null }): Promise<boolean> {
   const result = await db
     .insertInto('idempotency_requests')
     .values({
@@ -39,6 +39,7 @@ export async function claimKey(db: Kysely<Database>, scope: KeyScope, claim: { i
       headers: '{}',
       body: '',
       created_at: claim.at,
+      instance_id: claim.instanceId,
     })
     .onConflict((oc) => oc.columns(['workspace_id', 'principal_id', 'key']).doNothing())
     .executeTakeFirst()

@@ -19,14 +19,16 @@
 // running when the process stopped. PostgreSQL: graphile-worker 0.17 in the same database (its own schema),
 // jobs added with `add_job(...)` on the caller's transaction, so any instance runs any job and a crashed
 // instance's jobs are taken over when their lock expires.
+import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker'
+import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
 import type { Database } from '../db/database.js'
 import type { Db } from '../db/connect.js'
 import { dbContext } from '../db/context.js'
 import { SqliteJobWorker } from './sqlite.js'
+import { jobFault } from './faults.js'
 import type { AnyTaskList, JobPayloads } from './registry.js'
 
 export type { AnyTaskList, JobContext, JobHandler, JobName, JobPayloads, TaskList } from './registry.js'
@@ -130,6 +132,8 @@ export interface JobsOptions {
 export interface Jobs {
   start(app: FastifyInstance): Promise<void>
   stop(): Promise<void>
+  /** PostgreSQL: the id graphile-worker locks this instance's jobs with, once started (null: no workers). */
+  workerPoolId(): string | null
 }
 
 function workerLogger(log: FastifyBaseLogger): WorkerLogger {
@@ -160,7 +164,7 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
   if (database.dialect === 'sqlite') {
     const worker = new SqliteJobWorker(database.db, options.concurrency, options.tasks)
     context.jobs = { kind: 'sqlite', worker }
-    return { start: (app) => worker.start(app), stop: () => worker.stop() }
+    return { start: (app) => worker.start(app), stop: () => worker.stop(), workerPoolId: () => null }
   }
   const schema = options.schema ?? 'graphile_worker'
   // Migrate even on an HTTP-only instance: add_job must exist for its transactions.
@@ -182,14 +186,22 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
   context.jobs = { kind: 'postgres', schema }
   let runner: Runner | undefined
   let pool: pg.Pool | undefined
+  let workerPoolId: string | null = null
   return {
+    workerPoolId: () => workerPoolId,
     async start(app) {
       if (options.concurrency === 0) return
       const taskList: TaskList = {}
       for (const [name, handler] of Object.entries(options.tasks)) {
-        taskList[name] = (payload, helpers) =>
-          handler(payload as never, { app, attempt: helpers.job.attempts, jobKey: helpers.job.key, signal: helpers.abortSignal })
+        taskList[name] = async (payload, helpers) => {
+          jobFault(name, 'start')
+          await handler(payload as never, { app, attempt: helpers.job.attempts, jobKey: helpers.job.key, signal: helpers.abortSignal })
+          jobFault(name, 'end')
+        }
       }
+      // The pool's id is what its jobs are locked with (src/failover/registry.ts frees a dead pool's jobs).
+      const events: WorkerEvents = new EventEmitter()
+      events.on('pool:create', ({ workerPool }) => (workerPoolId = workerPool.id))
       pool = workerPool(options.databaseUrl, Math.min(options.concurrency + 2, 12))
       runner = await run({
         pgPool: pool,
@@ -197,6 +209,7 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
         concurrency: options.concurrency,
         pollInterval: options.pollIntervalMs ?? 1000,
         noHandleSignals: true,
+        events,
         taskList,
         logger: workerLogger(app.log),
       })
