@@ -35,7 +35,9 @@ for (const dialect of dialects()) {
         await assert.rejects(post(await crashing.url, 'Crash', 'crash-inside'))
         assert.equal((await crashing.exited).signal, 'SIGKILL')
 
-        const server = startServer({ DATABASE_URL: database.url })
+        // A long failover bound: the dead instance is not yet known dead, and the time-out alone releases its claim
+        // (test/failover/idempotency.test.ts has the release by the instance's death).
+        const server = startServer({ DATABASE_URL: database.url, TANDEM_FAILOVER_S: '3600' })
         try {
           const base = await server.url
           assert.deepEqual(await agentsNamed(base, 'Crash'), [], 'the rolled-back insert is not visible')
