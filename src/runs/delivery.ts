@@ -3,9 +3,10 @@
 // `runs.task-timeout` fails a task nobody answered. A delivery that fails transiently is retried with
 // exponential back-off and jitter from 1 s (Retry-After honoured), at most TANDEM_DISPATCH_ATTEMPTS times.
 //
-// On PostgreSQL several instances deliver: an instance takes a task's delivery lease (dispatch time-out + 5 s)
-// and, in the same transaction, schedules a watchdog delivery for when the lease ends; if the instance dies
-// mid-delivery, any other instance delivers the task again then (same task id, so the same webhook-id).
+// On PostgreSQL several instances deliver: an instance takes a task's delivery lease (dispatch time-out + 5 s).
+// If it dies mid-delivery, a live instance frees its job (src/failover/registry.ts); the job, run again, finds the
+// lease held and schedules a watchdog delivery for when it ends, which delivers the task again (same task id, so
+// the same webhook-id). A delivery that finds the lease held for any other reason does the same.
 import type { FastifyInstance } from 'fastify'
 import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -154,8 +155,8 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
   if (dialect === 'postgres') {
     const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
     const at = Date.now()
-    // One statement: the open task read, its lease taken, and the watchdog added, which delivers again if this
-    // instance (or the lease holder) dies before it is done.
+    // One statement: the open task read and its lease taken or, when another holds it, the watchdog added, which
+    // delivers again once that lease ends (the holder may have died).
     const watchdog = addJobSql(db, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) }) as RawBuilder<unknown>
     const leased = await leaseOpenTask(db, job.taskId, new Date(at).toISOString(), new Date(at + leaseMs).toISOString(), watchdog)
     if (!leased.task || !leased.leased) return

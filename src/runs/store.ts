@@ -212,7 +212,10 @@ export async function closeOpenTasks(db: Kysely<Database>, runId: string, state:
 
 /**
  * PostgreSQL: deliverTask's first statement. Reads the task if it is open; if so, takes its delivery lease until
- * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease) and adds `watchdog` (an add_job call, jobs/index.ts addJobSql) whether or not the lease was taken.
+ * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease) and, only
+ * when the lease is held already, adds `watchdog` (an add_job call, jobs/index.ts addJobSql) to look again once it
+ * ends. A lease taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live
+ * one (src/failover/registry.ts), which finds the lease held and adds the watchdog then.
  * One round trip, atomic on its own. `task` is undefined when the task is missing or closed (no watchdog then).
  */
 export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
@@ -223,7 +226,7 @@ export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string
     where id in (select id from task) and state = 'open' and (lease_until is null or lease_until <= ${at})
     returning id
   ), watchdog as (
-    select ${watchdog} as job from task
+    select ${watchdog} as job from task where not exists (select 1 from leased)
   )
   select task.*, exists (select 1 from leased) as leased, (select count(*) from watchdog) as watchdogs from task`.execute(db)
   const [row] = rows

@@ -1,7 +1,7 @@
 // A server killed (SIGKILL) in the middle of a delivery loses nothing: the task is delivered again with the same
 // webhook-id, in the trace of the request that started the run, and the run finishes, with one output. SQLite: the restarted process resumes it. PostgreSQL: a
-// second instance, already running, takes it over when the dead one's delivery lease ends; a task is never
-// being delivered twice at the same time.
+// second instance, already running, frees the dead one's job (TANDEM_FAILOVER_S) and delivers when the dead one's
+// delivery lease ends; a task is never being delivered twice at the same time.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
@@ -34,7 +34,7 @@ for (const dialect of dialects()) {
       })
       await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve))
       const endpointUrl = `http://127.0.0.1:${(agent.address() as AddressInfo).port}/hook`
-      const servers = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_DISPATCH_TIMEOUT_MS: '3000' })
+      const servers = serverGroup({ DATABASE_URL: database.url, TANDEM_AUTH: 'local', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_DISPATCH_TIMEOUT_MS: '3000', TANDEM_FAILOVER_S: '6' })
       try {
         const first = servers.start()
         const base = await first.url

@@ -31,6 +31,7 @@ for (const dialect of dialects()) {
         TANDEM_AUTH: 'local',
         TANDEM_SECRET_KEY: SECRET_KEY,
         TANDEM_DISPATCH_TIMEOUT_MS: '5000',
+        TANDEM_FAILOVER_S: '6',
         TANDEM_WORKERS: '2',
         TANDEM_EGRESS_ALLOW: '127.0.0.0/8',
       })
