@@ -170,7 +170,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...(app.database.schema ? { schema: `${app.database.schema}_jobs` } : {}),
   })
   // Heartbeats, and taking over dead instances' jobs with graphile-worker's force_unlock_workers.
-  const instances = new InstanceRegistry({ db: app.database.db, dialect: app.database.dialect, boundMs: config.failoverMs, log: app.log, ...(app.database.dialect === 'postgres' ? { jobsSchema: app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker' } : {}) })
+  const instances = new InstanceRegistry({
+    db: app.database.db,
+    dialect: app.database.dialect,
+    boundMs: config.failoverMs,
+    log: app.log,
+    ...(app.database.dialect === 'postgres' ? { jobsSchema: app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker' } : {}),
+  })
   app.decorate('instances', instances)
   app.addHook('onReady', async () => {
     await jobs.start(app)

@@ -17,8 +17,9 @@
 // SQLite (one process): the `jobs` table and an in-process worker, woken at once by enqueueJob and by a timer
 // for the next due job (the schedule itself is in the table); at start-up it takes back every job that was
 // running when the process stopped. PostgreSQL: graphile-worker 0.17 in the same database (its own schema),
-// jobs added with `add_job(...)` on the caller's transaction, so any instance runs any job and a crashed
-// instance's jobs are taken over when their lock expires.
+// jobs added with `add_job(...)` on the caller's transaction, so any instance runs any job; a dead instance's
+// locked jobs are freed by a live one within TANDEM_FAILOVER_S (src/failover/registry.ts, with workerPoolId()).
+// TANDEM_TEST_FAULT can kill the process as a job starts or ends (faults.ts, for the failover tests).
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
