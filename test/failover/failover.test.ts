@@ -66,7 +66,7 @@ const events = async (base: string, streamId: string, type: string) =>
 for (const dialect of dialects().filter((d) => d === 'postgres')) {
   for (const mode of ['a live instance', 'a restart'] as const) {
     describe(`failover: a SIGKILLed instance's jobs are taken over by ${mode} (${dialect})`, () => {
-      it('a delivery locked but not yet leased: the run succeeds within the bound, its output posted once', { timeout: 60000 }, async () => {
+      it('a delivery locked but not yet leased: the run succeeds within the bound, its output posted once', { timeout: 120000 }, async () => {
         const agent = await startAgentServer()
         const { base, killed, close } = await cluster('job:runs.deliver:start', mode)
         try {
@@ -93,7 +93,7 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
         }
       })
 
-      it('a schedule killed at its tick: it fires again within the bound, each tick once', { timeout: 60000 }, async () => {
+      it('a schedule killed at its tick: it fires again within the bound, each tick once', { timeout: 120000 }, async () => {
         const { base, killed, close } = await cluster('job:schedules.fire:start', mode)
         try {
           const streamId = (await request(base, 'POST', '/api/streams', { name: 'tick' })).json.id
@@ -119,7 +119,7 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
         }
       })
 
-      it('a reminder killed as it takes effect: it fires once within the bound, and never again', { timeout: 60000 }, async () => {
+      it('a reminder killed as it takes effect: it fires once within the bound, and never again', { timeout: 120000 }, async () => {
         const { base, killed, close } = await cluster('job:decision.timer:start', mode)
         try {
           const streamId = (await request(base, 'POST', '/api/streams', { name: 'remind' })).json.id
