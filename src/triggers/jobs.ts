@@ -4,7 +4,7 @@ import type { JobHandler, JobPayloads } from '../jobs/index.js'
 import { fireSchedule, SCHEDULE_JOB } from '../schedules/firing.js'
 import { fireMessageTriggers, MESSAGE_TRIGGER_JOB } from './message-triggers.js'
 
-const depsOf = (app: FastifyInstance) => ({ settings: app.config.runs, log: app.log })
+const depsOf = (app: FastifyInstance) => ({ settings: app.config.runs, log: app.log, metrics: app.metrics })
 
 export const operatorTasks: { [K in typeof SCHEDULE_JOB | typeof MESSAGE_TRIGGER_JOB]: JobHandler<JobPayloads[K]> } = {
   [SCHEDULE_JOB]: async (payload, context) => fireSchedule(depsOf(context.app), context.app.database.db, payload),

@@ -34,6 +34,22 @@ export interface MessageTriggerPassTable {
   created_at: string
 }
 
+/** A chain of runs begun by one message or run: how many runs message triggers started in it, how many messages were refused. */
+export interface TriggerChainTable {
+  root_id: string
+  workspace_id: string
+  runs: number
+  refused: number
+  created_at: string
+}
+
+/** The chain a run started by a message trigger belongs to. */
+export interface TriggerChainRunTable {
+  run_id: string
+  root_id: string
+  created_at: string
+}
+
 export interface InboundHookTable {
   id: string
   workspace_id: string
