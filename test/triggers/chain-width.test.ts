@@ -39,10 +39,10 @@ for (const dialect of dialects()) {
         const all = await runsOf(app, streamId)
         return all.every((r) => r.status === 'succeeded') ? all : undefined
       }, 30000, 'every run to finish')
-      const jobs = await app.database.db.selectFrom('trigger_chains').selectAll().execute()
-      assert.equal(jobs.length, 1, 'one chain, begun by the person\'s message')
-      assert.equal(jobs[0].runs, 49)
-      assert.ok(jobs[0].runs <= MAX_RUNS_PER_CHAIN)
+      const [chain] = await app.database.db.selectFrom('trigger_chains').selectAll().execute()
+      assert.ok(chain, "the chain begun by the person's message")
+      assert.equal(chain.runs, 49)
+      assert.ok(chain.runs <= MAX_RUNS_PER_CHAIN)
       assert.equal(runs.length, 49)
       assert.equal(await refused(), 34)
       const metrics = (await send(app, 'GET', '/metrics')).body
