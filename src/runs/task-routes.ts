@@ -13,6 +13,7 @@ import { findTask, type TaskRow } from './store.js'
 import { TaskAccepted, TaskDeltaAccepted, TaskDeltaBody, TaskIdParams, TaskResultBody } from './schemas.js'
 import { findAgent } from '../agents/store.js'
 import { appendTaskDelta } from '../chat/streaming.js'
+import { MAX_TEXT_LENGTH } from '../chat/schemas.js'
 import { publishDelta } from '../events/deltas.js'
 import { countTokens } from '../metrics/tokens.js'
 import { taskToolRoutes } from './tool-calls-task-routes.js'
@@ -100,7 +101,8 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Body: `{ "text": "<delta>" }`, for an agent with `capabilities.streaming: true` (else 409 `streaming-off`). The first delta creates the ' +
           'agent\'s message (`status: "streaming"`); each one goes live to the stream\'s SSE clients as `message.delta`. The answer is still ' +
-          'POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed.',
+          'POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed. ' +
+          'A streamed message holds at most 40,000 characters: the delta that would pass that is a 409 `message-too-long`, the message becomes `failed` and later deltas are refused the same way.',
         params: TaskIdParams,
         body: TaskDeltaBody,
         response: { 200: TaskDeltaAccepted, ...ProblemResponses },
@@ -117,6 +119,9 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         traceparent: task.traceparent, postgres: app.database.dialect === 'postgres',
       })
       if (!appended) throw new AppError('task-closed', 'The task was closed before this delta; it no longer takes one.')
+      if (appended.tooLong) {
+        throw new AppError('message-too-long', `The streamed message has ${appended.length} characters and this delta ${request.body.text.length}; a message holds at most ${MAX_TEXT_LENGTH}. The stream has failed (the message is "failed" with the text it had) and takes no more deltas; POST the answer to /result.`)
+      }
       await publishDelta(db, { streamId: run.stream_id, messageId: appended.message.id, offset: appended.offset, text: request.body.text, ...(appended.reset ? { reset: true as const } : {}) })
       return { accepted: true as const, messageId: appended.message.id, offset: appended.offset }
     },
