@@ -14,7 +14,7 @@ import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
 import type { AssetTable } from '../assets/assets.table.js'
 import type { AgentTemplateTable } from '../templates/templates.table.js'
-import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable, TriggerChainRunTable, TriggerChainTable } from '../triggers/operators.table.js'
+import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleFiringTable, ScheduleTable, TriggerChainRunTable, TriggerChainTable } from '../triggers/operators.table.js'
 import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 import type { ToolCallTable } from '../runs/tool-calls.table.js'
 
@@ -49,4 +49,5 @@ export interface Database {
   tool_calls: ToolCallTable
   trigger_chains: TriggerChainTable
   trigger_chain_runs: TriggerChainRunTable
+  schedule_firings: ScheduleFiringTable
 }

@@ -17,6 +17,13 @@ export interface ScheduleTable {
   updated_at: string
 }
 
+/** Schedule ticks a workspace fired in one clock minute (`minute`: ISO 8601 cut to the minute). */
+export interface ScheduleFiringTable {
+  workspace_id: string
+  minute: string
+  count: number
+}
+
 export interface MessageTriggerTable {
   id: string
   workspace_id: string
