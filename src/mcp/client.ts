@@ -18,6 +18,8 @@ import { EgressDeniedError, type EgressGuard } from '../net/egress.js'
 export const MAX_LISTED_TOOLS = 1000
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
 const MAX_LIST_PAGES = 100
+/** The longest tool name Tandem takes (the MCP specification asks for 1–128 characters); a longer one fails the listing. */
+export const MAX_TOOL_NAME_LENGTH = 128
 
 export interface McpDeps {
   db: Kysely<Database>
@@ -175,7 +177,12 @@ export async function listMcpTools(deps: McpDeps, target: McpTarget, signal?: Ab
     let cursor: string | undefined
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const answer = await client.listTools(cursor === undefined ? {} : { cursor }, options)
-      for (const tool of answer.tools) tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema as Record<string, unknown> })
+      for (const tool of answer.tools) {
+        if (tool.name.length > MAX_TOOL_NAME_LENGTH || tool.name.length === 0) {
+          throw new McpUnreachableError(`The MCP server ${target.name} (${target.url}) lists a tool whose name has ${tool.name.length} characters; a tool name has 1 to ${MAX_TOOL_NAME_LENGTH}.`)
+        }
+        tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema as Record<string, unknown> })
+      }
       if (tools.length > MAX_LISTED_TOOLS) throw new McpUnreachableError(`The MCP server ${target.name} (${target.url}) lists more than ${MAX_LISTED_TOOLS} tools; Tandem lists at most ${MAX_LISTED_TOOLS}.`)
       cursor = answer.nextCursor
       if (cursor === undefined) return tools
