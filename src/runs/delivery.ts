@@ -6,6 +6,7 @@
 // On PostgreSQL several instances deliver: an instance takes a task's delivery lease (dispatch time-out + 5 s)
 // and, in the same transaction, schedules a watchdog delivery for when the lease ends; if the instance dies
 // mid-delivery, any other instance delivers the task again then (same task id, so the same webhook-id).
+import { checkedUsage } from './usage-check.js'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -180,10 +181,12 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
     if ((await settleTask(db, settings, open.id, settlement, open)) === 'closed') await done()
   }
   switch (outcome.kind) {
-    case 'answered':
-      if (outcome.usage && result.providerType) countTokens(app, result.providerType, outcome.usage)
+    case 'answered': {
+      const usage = checkedUsage(outcome.usage, (reported) => app.log.warn({ taskId: open.id, providerType: result.providerType, usage: reported }, 'the vendor reported token counts that are not whole numbers from 0; no usage recorded'))
+      if (usage && result.providerType) countTokens(app, result.providerType, usage)
       // A retry looks too: an earlier attempt may have streamed before the agent stopped streaming.
-      return settle({ output: outcome.output, usage: outcome.usage ?? null, streamed: (result.streams ?? true) || job.dispatch > 1 })
+      return settle({ output: outcome.output, usage, streamed: (result.streams ?? true) || job.dispatch > 1 })
+    }
     case 'failed':
       return settle({ problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
     case 'accepted':
