@@ -65,7 +65,8 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Answer a task: its output, or an error',
         description:
           'Body: `{ "output": { "text": "…" } }`, `{ "output": { "content": <rich text> } }` or `{ "error": { "detail": "…" } }`. ' +
-          'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded.',
+          'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded; ' +
+          '409 `tool-call-awaiting-approval` while one of the task\'s tool calls waits for an operator (read the call until it is settled, then answer).',
         params: TaskIdParams,
         body: TaskResultBody,
         response: { 200: TaskAccepted, ...ProblemResponses },
@@ -76,6 +77,11 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const errors = answerProblems(request.body)
       if (errors.length > 0) throw new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors)
       if (task.state !== 'open') throw new AppError('task-closed', `The task is ${task.state}; it no longer takes an answer.`)
+      // An answer while one of the task's tool calls waits for an operator would be lost with the call: refused.
+      const waiting = await db.selectFrom('tool_calls').select(['id', 'name']).where('task_id', '=', task.id).where('status', '=', 'awaiting_approval').executeTakeFirst()
+      if (waiting) {
+        throw new AppError('tool-call-awaiting-approval', `The tool call ${waiting.id} (${waiting.name}) is waiting for an operator's approval; read it with GET /api/tasks/${task.id}/tool-calls/${waiting.id}?waitSeconds=30 until it is settled, then post the result.`)
+      }
       const { output, error, usage } = request.body
       const settlement = output
         ? { output: output.content ? { content: output.content } : { text: output.text as string }, usage: usage ?? null }
