@@ -225,11 +225,18 @@ for (const dialect of dialects()) {
       assert.equal(first.statusCode, 200, first.body)
       assert.equal(first.json().offset, 0)
       const second = await send(app, 'POST', path, { text: 'Step two.' }, { authorization: `Bearer ${key}` })
-      assert.equal(second.json().offset, 10)
+      assert.equal(second.statusCode, 200, second.body)
+      assert.deepEqual([second.json().offset, second.json().messageId], [10, first.json().messageId])
       const messageId = first.json().messageId
       const read = (await send(app, 'GET', `/api/chat/messages/${messageId}`)).json()
-      assert.equal(read.status, 'streaming')
-      assert.equal(read.text, 'Step one. Step two.')
+      // Should this ever read otherwise again, say what the database holds (the open flake's evidence).
+      const evidence = async () => JSON.stringify({
+        read,
+        rows: await app.database.db.selectFrom('messages').select(['id', 'text', 'status', 'stream_key', 'revision']).where('task_id', '=', task.task.id).execute(),
+        task: await app.database.db.selectFrom('run_tasks').select(['state', 'token_hash', 'attempt']).where('id', '=', task.task.id).executeTakeFirst(),
+      })
+      assert.equal(read.status, 'streaming', await evidence())
+      assert.equal(read.text, 'Step one. Step two.', await evidence())
       const edit = await send(app, 'PATCH', `/api/chat/messages/${messageId}`, { content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'x' }] }] }] } })
       assert.equal(edit.statusCode, 409)
       assert.equal(edit.json().type, 'urn:tandem:problem:message-streaming')
