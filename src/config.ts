@@ -82,6 +82,10 @@ export interface OperatorsConfig {
   claimTtlS: number
   /** TANDEM_HOOK_RATE_LIMIT: calls one inbound hook takes per window (each hook counted on its own). */
   hookRateLimit: RateLimit | null
+  /** TANDEM_MAX_ENABLED_SCHEDULES: enabled schedules one workspace may have (docs/limits-and-fair-use.md). */
+  maxEnabledSchedules: number
+  /** TANDEM_SCHEDULE_FIRINGS_PER_MINUTE: schedule ticks one workspace fires per clock minute; later ticks of that minute start nothing. */
+  scheduleFiringsPerMinute: number
 }
 
 /** The run engine's settings (README "Runs"). */
@@ -307,6 +311,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operators: {
       claimTtlS: parseInteger('TANDEM_CLAIM_TTL_S', env.TANDEM_CLAIM_TTL_S ?? '900', 1, 86400),
       hookRateLimit: parseRateLimit(env.TANDEM_HOOK_RATE_LIMIT ?? '120/minute', 'TANDEM_HOOK_RATE_LIMIT'),
+      maxEnabledSchedules: parseInteger('TANDEM_MAX_ENABLED_SCHEDULES', env.TANDEM_MAX_ENABLED_SCHEDULES ?? '200', 1, 100000),
+      scheduleFiringsPerMinute: parseInteger('TANDEM_SCHEDULE_FIRINGS_PER_MINUTE', env.TANDEM_SCHEDULE_FIRINGS_PER_MINUTE ?? '120', 1, 1000000),
     },
     egressAllow: parseEgressAllow(env.TANDEM_EGRESS_ALLOW),
     ...parseSecretKeys(env, databaseUrl),

@@ -57,6 +57,8 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
     settings: [
       { name: 'TANDEM_CLAIM_TTL_S', default: '900', meaning: 'how long a claim on an inbox item lasts' },
       { name: 'TANDEM_HOOK_RATE_LIMIT', default: '120/minute', meaning: 'calls one inbound hook takes, or off' },
+      { name: 'TANDEM_MAX_ENABLED_SCHEDULES', default: '200', meaning: 'enabled schedules one workspace may have' },
+      { name: 'TANDEM_SCHEDULE_FIRINGS_PER_MINUTE', default: '120', meaning: 'schedule ticks one workspace fires per clock minute' },
     ],
   },
   {

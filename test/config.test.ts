@@ -33,7 +33,7 @@ describe('configuration', () => {
       workers: 8,
       failoverMs: 60000,
       runs: { publicUrl: null, taskLeaseS: 300, taskTimeoutS: 3600, dispatchTimeoutMs: 30000, dispatchAttempts: 5, pollIntervalMs: 10000 },
-      operators: { claimTtlS: 900, hookRateLimit: { max: 120, windowMs: 60000 } },
+      operators: { claimTtlS: 900, hookRateLimit: { max: 120, windowMs: 60000 }, maxEnabledSchedules: 200, scheduleFiringsPerMinute: 120 },
       egressAllow: [],
       secretKey: null,
       secretKeysPrevious: [],

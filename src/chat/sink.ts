@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { publishDelta } from '../events/deltas.js'
 import { openStreamingMessage, writeStreamingText } from './streaming.js'
+import { MAX_TEXT_LENGTH } from './schemas.js'
 
 /** The row of a streaming message is rewritten at most this often. */
 export const ROW_WRITE_MS = 250
@@ -42,6 +43,12 @@ export class StreamSink {
   /** The AdapterContext's `onDelta`: never throws, never waits. */
   readonly onDelta = (delta: string): void => {
     if (this.closed || typeof delta !== 'string' || delta === '') return
+    if (this.text.length + delta.length > MAX_TEXT_LENGTH) {
+      // A message holds at most MAX_TEXT_LENGTH characters: the live text stops here; the answer, when it comes, is the message.
+      this.closed = true
+      this.log.warn({ taskId: this.target.taskId, length: this.text.length + delta.length }, `a streamed answer passed ${MAX_TEXT_LENGTH} characters; no more deltas go out`)
+      return
+    }
     this.text += delta
     if (!this.opening) {
       this.opening = this.open().catch((error: unknown) => {

@@ -9,7 +9,7 @@ import { newId, now } from '../ids.js'
 import { appendEvent } from '../events/store.js'
 import { queueMessageTriggers, type MessageOrigin } from '../triggers/message-triggers.js'
 import { renderText } from './richtext.js'
-import type { Content, Message } from './schemas.js'
+import { MAX_TEXT_LENGTH, type Content, type Message } from './schemas.js'
 import { toMessage, type MessageRow } from './store.js'
 
 /** Plain text as rich text: one paragraph per line. */
@@ -70,21 +70,36 @@ export async function writeStreamingText(db: Kysely<Database>, messageId: string
   await db.updateTable('messages').set({ content: JSON.stringify(contentOfText(text)), text }).where('id', '=', messageId).where('status', '=', 'streaming').execute()
 }
 
+/** What appendDelta did: appended (or opened), or refused because the message would pass MAX_TEXT_LENGTH. */
+export type DeltaResult = { message: Message; offset: number; reset: boolean; tooLong?: undefined } | { tooLong: true; message: Message; length: number }
+
 /**
  * A delta posted to /api/tasks/{id}/deltas, appended to the task's message in the caller's transaction (the
  * row is read for update on PostgreSQL, so concurrent deltas of one task queue). Opens the message at the first
  * delta of a claim. Returns the message and where the delta starts in its text.
+ *
+ * A message holds at most MAX_TEXT_LENGTH characters, as a posted one: the delta that would pass it fails the
+ * stream — the message keeps the text it has with status `failed` (message.completed) — and every later delta
+ * of the same claim is refused too. The answer itself still goes to /result.
  */
 export async function appendDelta(
   db: Kysely<Database>,
   input: { workspaceId: string; streamId: string; authorId: string; taskId: string; delta: string; streamKey: string | null; traceparent: string | null; postgres: boolean },
-): Promise<{ message: Message; offset: number; reset: boolean }> {
+): Promise<DeltaResult> {
   let query = db.selectFrom('messages').select(['id', 'text', 'status', 'stream_key']).where('task_id', '=', input.taskId)
   if (input.postgres) query = query.forUpdate()
   const current = await query.executeTakeFirst()
+  if (current && current.stream_key === input.streamKey && current.status === 'failed') {
+    const row = await db.selectFrom('messages').selectAll().where('id', '=', current.id).executeTakeFirstOrThrow()
+    return { tooLong: true, message: toMessage(row), length: current.text.length }
+  }
   if (!current || current.status !== 'streaming' || current.stream_key !== input.streamKey) {
     const { message, reset } = await openStreamingMessage(db, { ...input, text: input.delta })
     return { message, offset: 0, reset }
+  }
+  if (current.text.length + input.delta.length > MAX_TEXT_LENGTH) {
+    const failed = await failStreamingMessage(db, input.taskId, input.traceparent)
+    return { tooLong: true, message: failed as Message, length: current.text.length }
   }
   const text = current.text + input.delta
   const row = await db
@@ -103,7 +118,7 @@ export async function appendDelta(
 export async function appendTaskDelta(
   db: Kysely<Database>,
   input: { workspaceId: string; streamId: string; authorId: string; taskId: string; delta: string; traceparent: string | null; postgres: boolean },
-): Promise<{ message: Message; offset: number; reset: boolean } | null> {
+): Promise<DeltaResult | null> {
   return db.transaction().execute(async (trx) => {
     let query = trx.selectFrom('run_tasks').select(['state', 'token_hash']).where('id', '=', input.taskId)
     if (input.postgres) query = query.forUpdate()

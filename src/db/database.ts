@@ -14,7 +14,7 @@ import type { JobTable } from '../jobs/jobs.table.js'
 import type { RunTable, RunTaskTable } from '../runs/runs.table.js'
 import type { AssetTable } from '../assets/assets.table.js'
 import type { AgentTemplateTable } from '../templates/templates.table.js'
-import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable } from '../triggers/operators.table.js'
+import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleFiringTable, ScheduleTable, TriggerChainRunTable, TriggerChainTable } from '../triggers/operators.table.js'
 import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 import type { ToolCallTable } from '../runs/tool-calls.table.js'
 import type { InstanceTable } from '../failover/instances.table.js'
@@ -49,4 +49,7 @@ export interface Database {
   clock_effects: ClockEffectTable
   tool_calls: ToolCallTable
   instances: InstanceTable
+  trigger_chains: TriggerChainTable
+  trigger_chain_runs: TriggerChainRunTable
+  schedule_firings: ScheduleFiringTable
 }

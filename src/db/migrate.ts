@@ -24,6 +24,8 @@ import * as operators from './migrations/0060_operators.js'
 import * as decisionPolicies from './migrations/0061_decision_policies.js'
 import * as runsRouteCalls from './migrations/0070_runs_route_calls.js'
 import * as instances from './migrations/0105_instances.js'
+import * as triggerChains from './migrations/0110_trigger_chains.js'
+import * as scheduleFirings from './migrations/0111_schedule_firings.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -50,6 +52,8 @@ const migrations: Record<string, Migration> = {
   '0061_decision_policies': decisionPolicies,
   '0070_runs_route_calls': runsRouteCalls,
   '0105_instances': instances,
+  '0110_trigger_chains': triggerChains,
+  '0111_schedule_firings': scheduleFirings,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -71,6 +71,8 @@ class StreamFeed {
 
 export class EventHub {
   private readonly feeds = new Map<string, StreamFeed>()
+  /** Told of every wake-up, whatever the stream: the inbox feed picks up streams created after it connected. */
+  private readonly watchers = new Set<(streamId: string) => void>()
   private stopLocal: (() => void) | undefined
   private stopLocalDeltas: (() => void) | undefined
   private listener: EventListener | undefined
@@ -85,7 +87,7 @@ export class EventHub {
   async start(postgresUrl: string | undefined): Promise<void> {
     if (postgresUrl) {
       this.listener = await listenForEvents(postgresUrl, {
-        wake: (streamId) => this.feeds.get(streamId)?.wake(),
+        wake: (streamId) => this.wake(streamId),
         delta: (delta) => this.delta(delta),
         // Notifications sent while the connection was down are lost: every feed reads from the table.
         reconnected: () => {
@@ -94,9 +96,20 @@ export class EventHub {
         log: this.log,
       })
     } else {
-      this.stopLocal = onLocalWake((streamId) => this.feeds.get(streamId)?.wake())
+      this.stopLocal = onLocalWake((streamId) => this.wake(streamId))
       this.stopLocalDeltas = onLocalDelta((delta) => this.delta(delta))
     }
+  }
+
+  private wake(streamId: string): void {
+    this.feeds.get(streamId)?.wake()
+    for (const watcher of this.watchers) watcher(streamId)
+  }
+
+  /** Calls `watcher` with the stream of every wake-up (new events somewhere); the returned function stops it. */
+  watchWakes(watcher: (streamId: string) => void): () => void {
+    this.watchers.add(watcher)
+    return () => this.watchers.delete(watcher)
   }
 
   /** A live delta: to the readers of its stream on this instance (none: dropped). */
@@ -143,6 +156,7 @@ export class EventHub {
       for (const reader of [...feed.readers]) reader.close()
     }
     this.feeds.clear()
+    this.watchers.clear()
     this.stopLocal?.()
     this.stopLocalDeltas?.()
     await this.listener?.close()

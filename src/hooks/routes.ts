@@ -8,6 +8,7 @@ import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import Type from 'typebox'
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 import { IdParams, Problem, ProblemResponses, Timestamp, Uuid } from '../http/schemas.js'
+import { jsonRulesParser } from '../http/json-body.js'
 import { AppError, notFound } from '../http/problem.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
@@ -120,15 +121,13 @@ export const inboundHookRoutes = (options: { store?: FastifyRateLimitStoreCtor }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw new AppError('payload-too-large', `The body must be at most 64 KiB (${MAX_INPUT_BYTES} bytes), the bound of a run's input.`)
     throw error
   })
-  // The signature covers the exact bytes: the text is kept beside the parsed body.
+  // The signature covers the exact bytes: the text is kept beside the parsed body. The body follows the API's
+  // JSON rules (depth 64, no U+0000, numbers kept exact or refused), as any /api body does.
   app.removeAllContentTypeParsers()
+  const parse = jsonRulesParser(app)
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     rawBodies.set(request, body as string)
-    try {
-      done(null, JSON.parse(body as string))
-    } catch {
-      done(new AppError('malformed-json', 'The body is not valid JSON.'), undefined)
-    }
+    parse(request, body as string, done)
   })
 
   app.post(

@@ -10,6 +10,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { problemKinds } from './problem.js'
 import { eventWebhooks } from '../events/payloads.js'
+import { applyContract } from './openapi-contract.js'
 
 type Json = { [key: string]: unknown }
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -115,7 +116,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       security: [{ apiKey: [] }],
     },
     // Events are described as OpenAPI 3.1 `webhooks`, one per type, with their `data` named (RunSummary, Message, …).
-    transformObject: (documents) => hoistNamedSchemas({ ...(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Json), webhooks: constAsEnum(JSON.parse(JSON.stringify(eventWebhooks()))) }),
+    transformObject: (documents) => applyContract(hoistNamedSchemas({ ...(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Json), webhooks: constAsEnum(JSON.parse(JSON.stringify(eventWebhooks()))) })),
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -49,21 +49,14 @@ function nulPointers(value: unknown, at = '', found: FieldError[] = []): FieldEr
 
 const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
 
-async function jsonBody(app: FastifyInstance): Promise<void> {
-  app.setValidatorCompiler(validatorCompiler)
-  app.addHook('onSend', (request, reply, payload, done) => {
-    drainRefusedBody(request, reply)
-    done(null, payload)
-  })
-  // Only JSON bodies: without the text/plain parser any other media type is a 415.
-  app.removeContentTypeParser('text/plain')
+/**
+ * The API's JSON rules on a body's text — at most MAX_DEPTH levels, no U+0000, no number that parsing would change —
+ * parsed by Fastify's parser (which refuses `__proto__` and `constructor.prototype`). Every /api body goes through
+ * it, and so do inbound hooks' bodies (their route keeps the text for the signature).
+ */
+export function jsonRulesParser(app: FastifyInstance): (request: FastifyRequest, text: string, done: (error: Error | null, value?: unknown) => void) => void {
   const parse = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: string | Buffer, done) => {
-    const bytes = body as Buffer
-    if (bytes.length === 0 && BODILESS.has(request.method)) return done(null, undefined)
-    if (!isUtf8(bytes)) return done(new AppError('malformed-json', 'The body is not valid UTF-8.'), undefined)
-    const text = bytes.toString('utf8')
+  return (request, text, done) => {
     // A body shorter than the limit's brackets cannot nest that deep: skip the scan.
     if (text.length > MAX_DEPTH * 2 && nestsDeeperThan(text, MAX_DEPTH)) {
       done(new AppError('malformed-json', `The body nests deeper than ${MAX_DEPTH} levels.`), undefined)
@@ -76,6 +69,24 @@ async function jsonBody(app: FastifyInstance): Promise<void> {
       if (errors.length > 0) return done(new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors), undefined)
       done(null, parsed)
     })
+  }
+}
+
+async function jsonBody(app: FastifyInstance): Promise<void> {
+  app.setValidatorCompiler(validatorCompiler)
+  app.addHook('onSend', (request, reply, payload, done) => {
+    drainRefusedBody(request, reply)
+    done(null, payload)
+  })
+  // Only JSON bodies: without the text/plain parser any other media type is a 415.
+  app.removeContentTypeParser('text/plain')
+  const parse = jsonRulesParser(app)
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: string | Buffer, done) => {
+    const bytes = body as Buffer
+    if (bytes.length === 0 && BODILESS.has(request.method)) return done(null, undefined)
+    if (!isUtf8(bytes)) return done(new AppError('malformed-json', 'The body is not valid UTF-8.'), undefined)
+    parse(request, bytes.toString('utf8'), done)
   })
 }
 

@@ -28,6 +28,8 @@ const KINDS = {
   'too-many-attempts': { status: 422, title: 'The phase has had as many attempts as it may' },
   'task-closed': { status: 409, title: 'The task no longer takes an answer' },
   'message-streaming': { status: 409, title: 'The message is still being streamed by its agent' },
+  'tool-call-awaiting-approval': { status: 409, title: 'A tool call of the task is waiting for an approval' },
+  'message-too-long': { status: 409, title: 'The streamed message would pass the chat\'s length bound' },
   'streaming-off': { status: 409, title: 'The agent does not stream (capabilities.streaming is not true)' },
   'precondition-failed': { status: 412, title: 'The resource has changed' },
   'payload-too-large': { status: 413, title: 'The body is too large' },

@@ -49,7 +49,6 @@ export const Problem = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    instance: Type.Optional(Type.String()),
     errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
   },
   { description: 'RFC 9457 problem details', title: 'Problem' },

@@ -1,8 +1,9 @@
 // GET /api/me/inbox/events: one connection's view of the caller's inbox. It reads the inbox once, sends it
 // (each item as `inbox.added`), then follows the workspace's streams through the instance's event hub: any run
 // event makes it read the inbox again and send the difference (`inbox.added` for a new or changed item,
-// `inbox.removed`). Streams created
-// later are picked up at each keep-alive. A client that does not read is dropped past the buffer limit, and the feed
+// `inbox.removed`). A stream created later is picked up at its first event (the hub tells every feed of each
+// wake-up: a stream not yet followed is looked up once, and followed if it is the workspace's), and at each
+// keep-alive besides. A client that does not read is dropped past the buffer limit, and the feed
 // ends after TANDEM_SSE_MAX_LIFETIME_S as a stream's events do (it holds a connection slot); a client that connects
 // again is sent the current items again.
 import type { ServerResponse } from 'node:http'
@@ -14,6 +15,8 @@ import type { StreamEvent } from '../events/store.js'
 import { inboxOf, itemKey, type Caller } from './items.js'
 import type { InboxItem } from './schemas.js'
 
+const MAX_OTHER_STREAMS = 10000
+
 const RUN_EVENTS = new Set(['run.created', 'run.updated', 'tool_call.created', 'tool_call.updated'])
 
 export class InboxConnection implements FeedReader {
@@ -21,6 +24,9 @@ export class InboxConnection implements FeedReader {
   private readonly subscriptions = new Map<string, () => void>()
   private readonly keepAlive: NodeJS.Timeout
   private readonly lifetime: NodeJS.Timeout
+  private readonly stopWatching: () => void
+  /** Streams a wake-up named that are not the workspace's (looked up once each; forgotten past MAX_OTHER_STREAMS). */
+  private readonly others = new Set<string>()
   private reading = false
   private again = false
   private ended = false
@@ -34,6 +40,7 @@ export class InboxConnection implements FeedReader {
     private readonly log: FastifyBaseLogger,
   ) {
     raw.once('close', () => this.close())
+    this.stopWatching = hub.watchWakes((streamId) => this.woken(streamId))
     this.keepAlive = setInterval(() => {
       this.write(': keep-alive\n\n')
       void this.follow()
@@ -53,9 +60,27 @@ export class InboxConnection implements FeedReader {
     this.ended = true
     clearInterval(this.keepAlive)
     clearTimeout(this.lifetime)
+    this.stopWatching()
     for (const unsubscribe of this.subscriptions.values()) unsubscribe()
     this.subscriptions.clear()
     if (!this.raw.writableEnded) this.raw.end()
+  }
+
+  /** A stream had new events: one this feed does not follow yet may be a new stream of the workspace. */
+  private woken(streamId: string): void {
+    if (this.ended || this.subscriptions.has(streamId) || this.others.has(streamId)) return
+    this.db.selectFrom('streams').select('workspace_id').where('id', '=', streamId).executeTakeFirst()
+      .then((row) => {
+        if (this.ended || this.subscriptions.has(streamId)) return
+        if (row?.workspace_id !== this.caller.workspaceId) {
+          if (this.others.size >= MAX_OTHER_STREAMS) this.others.clear()
+          this.others.add(streamId)
+          return
+        }
+        this.subscriptions.set(streamId, this.hub.subscribe(streamId, this))
+        this.refresh()
+      })
+      .catch((error: unknown) => this.log.warn({ err: error }, 'the inbox feed could not look a stream up'))
   }
 
   /** Subscribes to every stream of the workspace not yet followed. */

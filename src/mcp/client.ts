@@ -18,6 +18,8 @@ import { EgressDeniedError, type EgressGuard } from '../net/egress.js'
 export const MAX_LISTED_TOOLS = 1000
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
 const MAX_LIST_PAGES = 100
+/** The longest tool name Tandem takes (the MCP specification asks for 1–128 characters); a longer one fails the listing. */
+export const MAX_TOOL_NAME_LENGTH = 128
 
 export interface McpDeps {
   db: Kysely<Database>
@@ -85,18 +87,27 @@ function boundedFetch(guard: EgressGuard, budget: Budget, abort: AbortController
   }) as typeof fetch
 }
 
-function describeFailure(target: McpTarget, error: unknown, budget: Budget, timedOut: boolean, cancelled: boolean, timeoutMs: number): McpUnreachableError {
+/**
+ * The secret taken out of a text a server may have echoed it in (`401 invalid token: Bearer …`), as the vendor
+ * adapters do (src/runs/adapters/outcome.ts): the text reaches members (a 502's detail) and runs' warnings.
+ */
+export function redactSecret(text: string, secret: string | null): string {
+  return secret ? text.split(secret).join('…') : text
+}
+
+function describeFailure(target: McpTarget, error: unknown, budget: Budget, timedOut: boolean, cancelled: boolean, timeoutMs: number, secret: string | null): McpUnreachableError {
   const where = `The MCP server ${target.name} (${target.url})`
   if (budget.denied) return new McpUnreachableError(`${where} was not contacted: ${budget.denied.message}. An administrator can open a range with TANDEM_EGRESS_ALLOW.`)
   if (budget.exceeded) return new McpUnreachableError(`${where} answered with more than ${MAX_ANSWER_BYTES} bytes; Tandem stopped reading.`)
   if (timedOut) return new McpUnreachableError(`${where} did not answer within ${timeoutMs} ms.`)
   if (cancelled) return new McpUnreachableError(`${where}: the operation was cancelled.`)
-  if (error instanceof McpUnreachableError) return error
+  if (error instanceof McpUnreachableError) return new McpUnreachableError(redactSecret(error.message, secret))
   // The SDK checks every message with zod: a ZodError's message is a JSON dump of its issues.
   if (error instanceof Error && (error.name === 'ZodError' || error.message.startsWith('['))) return new McpUnreachableError(`${where} answered with something that is not MCP (JSON-RPC 2.0).`)
   const message = error instanceof Error ? error.message : String(error)
   const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : ''
-  return new McpUnreachableError(`${where} could not be used: ${message}${cause}`.slice(0, 1000))
+  // Redacted before it is cut, so that no piece of the secret survives at the cut.
+  return new McpUnreachableError(redactSecret(`${where} could not be used: ${message}${cause}`, secret).slice(0, 1000))
 }
 
 /**
@@ -107,7 +118,7 @@ export async function withMcpClient<T>(
   deps: McpDeps,
   target: McpTarget,
   signal: AbortSignal | undefined,
-  work: (client: Client, options: RequestOptions) => Promise<T>,
+  work: (client: Client, options: RequestOptions, redact: (text: string) => string) => Promise<T>,
 ): Promise<T> {
   const abort = new AbortController()
   let timedOut = false
@@ -119,8 +130,8 @@ export async function withMcpClient<T>(
   signal?.addEventListener('abort', onCancel, { once: true })
   const budget: Budget = { left: MAX_ANSWER_BYTES, exceeded: false }
   const client = new Client({ name: 'tandem', version: '1.0.0' })
+  let secret: string | null = null
   try {
-    let secret: string | null = null
     if (target.credentialId) {
       secret = await readSecret(deps.db, target.workspaceId, target.credentialId)
       if (secret === null) throw new McpUnreachableError(`The MCP server ${target.name} names the credential ${target.credentialId}, which does not exist in this workspace; set its credentialId to one that does.`)
@@ -139,12 +150,12 @@ export async function withMcpClient<T>(
     return await Promise.race([
       (async () => {
         await client.connect(transport, options)
-        return await work(client, options)
+        return await work(client, options, (text) => redactSecret(text, secret))
       })(),
       aborted,
     ])
   } catch (error) {
-    throw describeFailure(target, error, budget, timedOut, signal?.aborted ?? false, deps.timeoutMs)
+    throw describeFailure(target, error, budget, timedOut, signal?.aborted ?? false, deps.timeoutMs, secret)
   } finally {
     clearTimeout(timer)
     signal?.removeEventListener('abort', onCancel)
@@ -166,7 +177,12 @@ export async function listMcpTools(deps: McpDeps, target: McpTarget, signal?: Ab
     let cursor: string | undefined
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const answer = await client.listTools(cursor === undefined ? {} : { cursor }, options)
-      for (const tool of answer.tools) tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema as Record<string, unknown> })
+      for (const tool of answer.tools) {
+        if (tool.name.length > MAX_TOOL_NAME_LENGTH || tool.name.length === 0) {
+          throw new McpUnreachableError(`The MCP server ${target.name} (${target.url}) lists a tool whose name has ${tool.name.length} characters; a tool name has 1 to ${MAX_TOOL_NAME_LENGTH}.`)
+        }
+        tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema as Record<string, unknown> })
+      }
       if (tools.length > MAX_LISTED_TOOLS) throw new McpUnreachableError(`The MCP server ${target.name} (${target.url}) lists more than ${MAX_LISTED_TOOLS} tools; Tandem lists at most ${MAX_LISTED_TOOLS}.`)
       cursor = answer.nextCursor
       if (cursor === undefined) return tools

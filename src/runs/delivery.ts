@@ -7,6 +7,7 @@
 // If it dies mid-delivery, a live instance frees its job (src/failover/registry.ts); the job, run again, finds the
 // lease held and schedules a watchdog delivery for when it ends, which delivers the task again (same task id, so
 // the same webhook-id). A delivery that finds the lease held for any other reason does the same.
+import { checkedUsage } from './usage-check.js'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -181,10 +182,12 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
     if ((await settleTask(db, settings, open.id, settlement, open)) === 'closed') await done()
   }
   switch (outcome.kind) {
-    case 'answered':
-      if (outcome.usage && result.providerType) countTokens(app, result.providerType, outcome.usage)
+    case 'answered': {
+      const usage = checkedUsage(outcome.usage, (reported) => app.log.warn({ taskId: open.id, providerType: result.providerType, usage: reported }, 'the vendor reported token counts that are not whole numbers from 0; no usage recorded'))
+      if (usage && result.providerType) countTokens(app, result.providerType, usage)
       // A retry looks too: an earlier attempt may have streamed before the agent stopped streaming.
-      return settle({ output: outcome.output, usage: outcome.usage ?? null, streamed: (result.streams ?? true) || job.dispatch > 1 })
+      return settle({ output: outcome.output, usage, streamed: (result.streams ?? true) || job.dispatch > 1 })
+    }
     case 'failed':
       return settle({ problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
     case 'accepted':

@@ -272,7 +272,8 @@ export function costOf(usage: Usage, config: Record<string, unknown> | undefined
   const input = rate(pricing?.inputPerMTok)
   const output = rate(pricing?.outputPerMTok)
   if (input === null && output === null) return null
-  return roundUsd((usage.inputTokens * (input ?? 0) + usage.outputTokens * (output ?? 0)) / 1e6)
+  const usd = roundUsd((usage.inputTokens * (input ?? 0) + usage.outputTokens * (output ?? 0)) / 1e6)
+  return Number.isFinite(usd) && usd >= 0 ? usd : null
 }
 
 /** An attempt's usage added to its phase and run (and its cost, when the agent has pricing). */

@@ -36,7 +36,7 @@ export const MAX_DETAIL_LENGTH = 4000
 const JsonObject = Type.Object({}, { additionalProperties: true, description: 'any JSON object' })
 
 export const Usage = Type.Object(
-  { inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) },
+  { inputTokens: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), outputTokens: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
   { title: 'Usage', description: 'tokens the vendor reported (summed over tool steps, attempts, phases); null when none reported' },
 )
 export type Usage = Static<typeof Usage>

@@ -13,6 +13,7 @@ import { findTask, type TaskRow } from './store.js'
 import { TaskAccepted, TaskDeltaAccepted, TaskDeltaBody, TaskIdParams, TaskResultBody } from './schemas.js'
 import { findAgent } from '../agents/store.js'
 import { appendTaskDelta } from '../chat/streaming.js'
+import { MAX_TEXT_LENGTH } from '../chat/schemas.js'
 import { publishDelta } from '../events/deltas.js'
 import { countTokens } from '../metrics/tokens.js'
 import { taskToolRoutes } from './tool-calls-task-routes.js'
@@ -64,7 +65,8 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Answer a task: its output, or an error',
         description:
           'Body: `{ "output": { "text": "…" } }`, `{ "output": { "content": <rich text> } }` or `{ "error": { "detail": "…" } }`. ' +
-          'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded.',
+          'Authorization: Bearer <result.token> or an agent key of the task\'s agent. 409 `task-closed` when the task is already answered, canceled or superseded; ' +
+          '409 `tool-call-awaiting-approval` while one of the task\'s tool calls waits for an operator (read the call until it is settled, then answer).',
         params: TaskIdParams,
         body: TaskResultBody,
         response: { 200: TaskAccepted, ...ProblemResponses },
@@ -75,6 +77,11 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const errors = answerProblems(request.body)
       if (errors.length > 0) throw new AppError('validation-error', `The body has ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors)
       if (task.state !== 'open') throw new AppError('task-closed', `The task is ${task.state}; it no longer takes an answer.`)
+      // An answer while one of the task's tool calls waits for an operator would be lost with the call: refused.
+      const waiting = await db.selectFrom('tool_calls').select(['id', 'name']).where('task_id', '=', task.id).where('status', '=', 'awaiting_approval').executeTakeFirst()
+      if (waiting) {
+        throw new AppError('tool-call-awaiting-approval', `The tool call ${waiting.id} (${waiting.name}) is waiting for an operator's approval; read it with GET /api/tasks/${task.id}/tool-calls/${waiting.id}?waitSeconds=30 until it is settled, then post the result.`)
+      }
       const { output, error, usage } = request.body
       const settlement = output
         ? { output: output.content ? { content: output.content } : { text: output.text as string }, usage: usage ?? null }
@@ -100,7 +107,8 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Body: `{ "text": "<delta>" }`, for an agent with `capabilities.streaming: true` (else 409 `streaming-off`). The first delta creates the ' +
           'agent\'s message (`status: "streaming"`); each one goes live to the stream\'s SSE clients as `message.delta`. The answer is still ' +
-          'POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed.',
+          'POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed. ' +
+          'A streamed message holds at most 40,000 characters: the delta that would pass that is a 409 `message-too-long`, the message becomes `failed` and later deltas are refused the same way.',
         params: TaskIdParams,
         body: TaskDeltaBody,
         response: { 200: TaskDeltaAccepted, ...ProblemResponses },
@@ -117,6 +125,9 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         traceparent: task.traceparent, postgres: app.database.dialect === 'postgres',
       })
       if (!appended) throw new AppError('task-closed', 'The task was closed before this delta; it no longer takes one.')
+      if (appended.tooLong) {
+        throw new AppError('message-too-long', `The streamed message has ${appended.length} characters and this delta ${request.body.text.length}; a message holds at most ${MAX_TEXT_LENGTH}. The stream has failed (the message is "failed" with the text it had) and takes no more deltas; POST the answer to /result.`)
+      }
       await publishDelta(db, { streamId: run.stream_id, messageId: appended.message.id, offset: appended.offset, text: request.body.text, ...(appended.reset ? { reset: true as const } : {}) })
       return { accepted: true as const, messageId: appended.message.id, offset: appended.offset }
     },

@@ -10,6 +10,8 @@ import type { Database } from '../db/database.js'
 import { enqueueJob, removeJob } from '../jobs/index.js'
 import { fireStreamTriggerInJob, type JobFireDeps } from '../triggers/fire.js'
 import { latestTick, nextTick } from './cron.js'
+import { takeFiring } from './rate.js'
+import { recordRefusal, type RefusalSink } from '../triggers/refusals.js'
 import type { ScheduleRow } from './store.js'
 
 export const SCHEDULE_JOB = 'schedules.fire'
@@ -18,6 +20,13 @@ export interface ScheduleJob {
   scheduleId: string
   /** The tick (ISO 8601) this job fires. */
   tick: string
+}
+
+/** A firing's dependencies: the workspace's firings per minute (TANDEM_SCHEDULE_FIRINGS_PER_MINUTE) besides a job's. */
+export interface ScheduleFireDeps extends JobFireDeps, RefusalSink {
+  firingsPerMinute: number
+  /** The clock the minute is read from (tests inject one). */
+  now?: () => Date
 }
 
 const jobKeyOf = (scheduleId: string, tick: string) => `schedule:${scheduleId}:${tick}`
@@ -40,7 +49,7 @@ export function nextRunAfter(row: Pick<ScheduleRow, 'cron' | 'timezone'>, after:
 }
 
 /** The job: fires the tick if the schedule still waits for it; then waits for the first tick after now. */
-export async function fireSchedule(deps: JobFireDeps, db: Kysely<Database>, job: ScheduleJob): Promise<void> {
+export async function fireSchedule(deps: ScheduleFireDeps, db: Kysely<Database>, job: ScheduleJob): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('schedules').selectAll().where('id', '=', job.scheduleId).executeTakeFirst()
     if (!row || Number(row.enabled) !== 1 || row.next_run_at !== job.tick) return
@@ -54,7 +63,11 @@ export async function fireSchedule(deps: JobFireDeps, db: Kysely<Database>, job:
       .where('enabled', '=', 1)
       .executeTakeFirst()
     if (Number(moved.numUpdatedRows) === 0) return
-    await fireStreamTriggerInJob(deps, trx, {
+    // Past the workspace's firings of this minute the tick starts nothing; the schedule still moves on.
+    if (!(await takeFiring(trx, row.workspace_id, deps.now?.() ?? new Date(), deps.firingsPerMinute))) {
+      recordRefusal(deps, 'schedule-rate', { scheduleId: row.id, streamId: row.stream_id, tick: job.tick },
+        `a schedule's tick started nothing: its workspace fired ${deps.firingsPerMinute} ticks this minute (TANDEM_SCHEDULE_FIRINGS_PER_MINUTE)`)
+    } else await fireStreamTriggerInJob(deps, trx, {
       workspaceId: row.workspace_id,
       streamId: row.stream_id,
       triggerName: row.trigger_name,

@@ -11,6 +11,7 @@ import { requireStream } from '../streams/store.js'
 import { inputTooLarge, invalid, requireRoomOnStream } from '../triggers/schemas.js'
 import { canonicalTimezone, checkCron } from './cron.js'
 import { armSchedule, disarmSchedule, nextRunAfter } from './firing.js'
+import { requireRoomForEnabled } from './rate.js'
 import { CreateScheduleBody, Schedule, UpdateScheduleBody } from './schemas.js'
 import { findScheduleRow, listScheduleRows, lockScheduleRow, toSchedule, type ScheduleRow } from './store.js'
 
@@ -54,6 +55,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         await requireRoomOnStream(trx, 'schedules', stream.id, 'schedules')
         const at = now()
         const enabled = body.enabled ?? true
+        if (enabled) await requireRoomForEnabled(trx, workspaceId, app.config.operators.maxEnabledSchedules)
         const row: ScheduleRow = {
           id: newId(), workspace_id: workspaceId, stream_id: stream.id, trigger_name: body.triggerName, cron: body.cron.trim(), timezone,
           input: JSON.stringify(input), enabled: enabled ? 1 : 0, next_run_at: enabled ? nextRunAfter({ cron: body.cron, timezone }, new Date()) : null,
@@ -114,6 +116,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const input = body.input ?? (JSON.parse(row.input) as Record<string, unknown>)
         const { timezone } = checkSchedule({ cron, timezone: body.timezone ?? row.timezone, input })
         const enabled = body.enabled ?? Number(row.enabled) === 1
+        if (enabled && Number(row.enabled) !== 1) await requireRoomForEnabled(trx, workspaceId, app.config.operators.maxEnabledSchedules, row.id)
         const retime = cron !== row.cron || timezone !== row.timezone || enabled !== (Number(row.enabled) === 1)
         const next = !enabled ? null : retime ? nextRunAfter({ cron, timezone }, new Date()) : row.next_run_at
         const updated: ScheduleRow = {

@@ -43,10 +43,11 @@ export async function callMcpTool(
   const inputBytes = Buffer.byteLength(JSON.stringify(input))
   if (inputBytes > MAX_TOOL_INPUT_BYTES) return { ok: false, error: `The tool input is ${inputBytes} bytes of JSON; at most ${MAX_TOOL_INPUT_BYTES} are accepted.` }
   try {
-    const result = await withMcpClient(deps, server, options.signal, (client, requestOptions) =>
-      client.callTool({ name: tool, arguments: input as Record<string, unknown> }, undefined, requestOptions),
-    )
-    const text = textOf((result.content ?? []) as ContentPart[], result.structuredContent)
+    // The answer goes to the model and to members (the call's output or error): a server that echoes the credential has it redacted.
+    const { result, text } = await withMcpClient(deps, server, options.signal, async (client, requestOptions, redact) => {
+      const result = await client.callTool({ name: tool, arguments: input as Record<string, unknown> }, undefined, requestOptions)
+      return { result, text: redact(textOf((result.content ?? []) as ContentPart[], result.structuredContent)) }
+    })
     if (result.isError) return { ok: false, error: cutOutput(text || `The tool ${server.name}.${tool} reported an error.`).output }
     return { ok: true, ...cutOutput(text) }
   } catch (error) {

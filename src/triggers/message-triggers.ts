@@ -11,6 +11,10 @@ import type { Message } from '../chat/schemas.js'
 import { findMessage } from '../chat/store.js'
 import type { MessageTriggerTable } from './operators.table.js'
 import { fireStreamTriggerInJob, type JobFireDeps } from './fire.js'
+import { triggeredCycles } from '../runs/service.js'
+import { AppError } from '../http/problem.js'
+import { chainOf, joinChain, MAX_RUNS_PER_CHAIN, purgeChains, reserveRuns } from './chains.js'
+import { recordRefusal, type RefusalSink } from './refusals.js'
 
 export const MESSAGE_TRIGGER_JOB = 'triggers.message'
 /** A message written by a run this deep fires nothing. */
@@ -116,21 +120,42 @@ export async function queueMessageTriggers(db: Kysely<Database>, workspaceId: st
   await enqueueJob(db, MESSAGE_TRIGGER_JOB, job, { jobKey: `message-trigger:${message.id}` })
 }
 
-/** The job: fires each matched trigger once (a trigger name once, however many triggers name it). */
-export async function fireMessageTriggers(deps: JobFireDeps, db: Kysely<Database>, job: MessageTriggerJob): Promise<void> {
+/**
+ * The job: fires each matched trigger once (a trigger name once, however many triggers name it). The runs it
+ * would start are counted first and reserved in the message's chain (./chains.ts): past the chain's bound the
+ * message starts none, and the refusal is logged and counted.
+ */
+export async function fireMessageTriggers(deps: JobFireDeps & RefusalSink, db: Kysely<Database>, job: MessageTriggerJob): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const pass = await trx.insertInto('message_trigger_passes').values({ message_id: job.messageId, created_at: now() }).onConflict((oc) => oc.doNothing()).returning('message_id').executeTakeFirst()
     if (!pass) return
-    await trx.deleteFrom('message_trigger_passes').where('created_at', '<', new Date(Date.now() - PASS_RETENTION_MS).toISOString()).execute()
+    const expired = new Date(Date.now() - PASS_RETENTION_MS).toISOString()
+    await trx.deleteFrom('message_trigger_passes').where('created_at', '<', expired).execute()
+    await purgeChains(trx, expired)
     const message = await findMessage(trx, job.workspaceId, job.messageId)
     if (!message || job.triggerIds.length === 0) return
     const rows = await trx.selectFrom('message_triggers').selectAll().where('id', 'in', job.triggerIds).orderBy('id').execute()
-    const fired = new Set<string>()
-    for (const trigger of rows.map(toMessageTrigger)) {
-      const name = trigger.triggerName.toLowerCase()
-      if (fired.has(name)) continue
-      fired.add(name)
-      await fireStreamTriggerInJob(deps, trx, {
+    const names = new Set<string>()
+    const triggers = rows.map(toMessageTrigger).filter((trigger) => !names.has(trigger.triggerName.toLowerCase()) && names.add(trigger.triggerName.toLowerCase()))
+    let planned = 0
+    for (const trigger of triggers) {
+      try {
+        planned += (await triggeredCycles(trx, job.workspaceId, trigger.streamId, trigger.triggerName)).filter((cycle) => cycle.id !== job.origin?.cycleId).length
+      } catch (error) {
+        if (!(error instanceof AppError) || error.kind !== 'too-many-runs') throw error
+        // fireStreamTriggerInJob below logs it and starts nothing for this trigger.
+      }
+    }
+    if (planned === 0) return
+    const root = await chainOf(trx, message.id, job.origin?.runId ?? null)
+    const reserved = await reserveRuns(trx, job.workspaceId, root, planned)
+    if (!reserved.granted) {
+      recordRefusal(deps, 'message-chain', { streamId: message.streamId, messageId: message.id, chain: root, runs: reserved.runs, wanted: planned },
+        `a message trigger started nothing: the message's chain has started ${reserved.runs} runs, and one chain starts at most ${MAX_RUNS_PER_CHAIN}`)
+      return
+    }
+    for (const trigger of triggers) {
+      const runs = await fireStreamTriggerInJob(deps, trx, {
         workspaceId: job.workspaceId,
         streamId: trigger.streamId,
         triggerName: trigger.triggerName,
@@ -141,6 +166,7 @@ export async function fireMessageTriggers(deps: JobFireDeps, db: Kysely<Database
         depth: job.origin ? job.origin.depth + 1 : 0,
         ...(job.origin ? { excludeCycleId: job.origin.cycleId } : {}),
       })
+      for (const run of runs) await joinChain(trx, root, run.id)
     }
   })
 }

@@ -17,6 +17,13 @@ export interface ScheduleTable {
   updated_at: string
 }
 
+/** Schedule ticks a workspace fired in one clock minute (`minute`: ISO 8601 cut to the minute). */
+export interface ScheduleFiringTable {
+  workspace_id: string
+  minute: string
+  count: number
+}
+
 export interface MessageTriggerTable {
   id: string
   workspace_id: string
@@ -31,6 +38,22 @@ export interface MessageTriggerTable {
 
 export interface MessageTriggerPassTable {
   message_id: string
+  created_at: string
+}
+
+/** A chain of runs begun by one message or run: how many runs message triggers started in it, how many messages were refused. */
+export interface TriggerChainTable {
+  root_id: string
+  workspace_id: string
+  runs: number
+  refused: number
+  created_at: string
+}
+
+/** The chain a run started by a message trigger belongs to. */
+export interface TriggerChainRunTable {
+  run_id: string
+  root_id: string
   created_at: string
 }
 

@@ -225,11 +225,18 @@ for (const dialect of dialects()) {
       assert.equal(first.statusCode, 200, first.body)
       assert.equal(first.json().offset, 0)
       const second = await send(app, 'POST', path, { text: 'Step two.' }, { authorization: `Bearer ${key}` })
-      assert.equal(second.json().offset, 10)
+      assert.equal(second.statusCode, 200, second.body)
+      assert.deepEqual([second.json().offset, second.json().messageId], [10, first.json().messageId])
       const messageId = first.json().messageId
       const read = (await send(app, 'GET', `/api/chat/messages/${messageId}`)).json()
-      assert.equal(read.status, 'streaming')
-      assert.equal(read.text, 'Step one. Step two.')
+      // Should this ever read otherwise again, say what the database holds (the open flake's evidence).
+      const evidence = async () => JSON.stringify({
+        read,
+        rows: await app.database.db.selectFrom('messages').select(['id', 'text', 'status', 'stream_key', 'revision']).where('task_id', '=', task.task.id).execute(),
+        task: await app.database.db.selectFrom('run_tasks').select(['state', 'token_hash', 'attempt']).where('id', '=', task.task.id).executeTakeFirst(),
+      })
+      assert.equal(read.status, 'streaming', await evidence())
+      assert.equal(read.text, 'Step one. Step two.', await evidence())
       const edit = await send(app, 'PATCH', `/api/chat/messages/${messageId}`, { content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'x' }] }] }] } })
       assert.equal(edit.statusCode, 409)
       assert.equal(edit.json().type, 'urn:tandem:problem:message-streaming')
@@ -248,6 +255,39 @@ for (const dialect of dialects()) {
       const messages = (await send(app, 'GET', `/api/chat/streams/${streamId}/messages`)).json().data
       assert.equal(messages.length, 1)
       assert.equal((await send(app, 'PATCH', `/api/chat/messages/${messageId}`, { content: { blocks: [{ type: 'rich_text', elements: [] }] } })).statusCode, 200, 'editable once complete')
+    })
+
+    it('token-only: a streamed message holds at most 40,000 characters; the delta past it fails the stream (409 message-too-long), later ones too', async () => {
+      const agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: true, tools: [] } })
+      const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
+      const key = (await createApiKey(app.database.db, { workspaceId, name: `long-${dialect}`, agentId })).key
+      const { events, run } = await streamAndRun(agentId)
+      const task: any = await waitFor(async () => {
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })
+        return res.statusCode === 200 ? res.json() : undefined
+      })
+      const path = `/api/tasks/${task.task.id}/deltas`
+      const auth = { authorization: `Bearer ${task.result.token}` }
+      assert.equal((await send(app, 'POST', path, { text: 'a'.repeat(30000) }, auth)).statusCode, 200)
+      const atBound = await send(app, 'POST', path, { text: 'b'.repeat(10000) }, auth)
+      assert.equal(atBound.statusCode, 200, 'exactly 40,000 characters')
+      const messageId = atBound.json().messageId
+      const past = await send(app, 'POST', path, { text: 'c' }, auth)
+      assert.equal(past.statusCode, 409, past.body)
+      assert.equal(past.json().type, 'urn:tandem:problem:message-too-long')
+      assert.match(past.json().detail, /at most 40000/)
+      const failed = (await send(app, 'GET', `/api/chat/messages/${messageId}`)).json()
+      assert.equal(failed.status, 'failed')
+      assert.equal(failed.text.length, 40000)
+      await waitFor(() => events.messages.find((m) => m.event === 'message.completed' && parsed(m).data.status === 'failed'), 5000, 'message.completed (failed)')
+      events.close()
+      const again = await send(app, 'POST', path, { text: 'd' }, auth)
+      assert.equal(again.statusCode, 409, 'a failed stream takes no more deltas')
+      assert.equal(again.json().type, 'urn:tandem:problem:message-too-long')
+      assert.equal((await send(app, 'GET', `/api/chat/messages/${messageId}`)).json().text.length, 40000)
+      const answered = await send(app, 'POST', `/api/tasks/${task.task.id}/result`, { output: { text: 'The short answer.' } }, auth)
+      assert.equal(answered.statusCode, 200, answered.body)
+      await runIn(app, run.id, 'succeeded')
     })
 
     it('token-only without capabilities.streaming: /deltas is a 409 streaming-off', async () => {

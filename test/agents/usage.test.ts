@@ -111,6 +111,28 @@ for (const dialect of dialects()) {
       anthropic.steps.set({ text: 'It is a bug.' })
     })
 
+    it('token counts that are not whole numbers from 0 are dropped: no negative cost, no infinite one, nothing counted', async () => {
+      const claude = await createAgent(app, {
+        providerType: 'claude', authMode: 'api_key', credentialId, endpointUrl: anthropic.base,
+        config: { model: 'claude-test-1', pricing: { inputPerMTok: 3, outputPerMTok: 15 } },
+      })
+      const chat = await createAgent(app, {
+        providerType: 'mistral', authMode: 'api_key', credentialId, endpointUrl: mistral.base,
+        config: { model: 'mistral-test-1', pricing: { inputPerMTok: 2, outputPerMTok: 6 } },
+      })
+      const streamId = await createStream(app)
+      const cycleId = await createCycle(app, streamId, [{ agentId: claude }, { agentId: chat }])
+      anthropic.steps.set({ text: 'negative', usage: { input: -10000000, output: 100 } })
+      mistral.steps.set({ text: 'huge', usage: { input: 1e308, output: 1 } })
+      const metricsBefore = (await send(app, 'GET', '/metrics')).body
+      const done = await runIn(app, (await startRun(app, streamId, cycleId)).id, 'succeeded')
+      assert.equal(done.phases[0].usage, null)
+      assert.equal(done.phases[1].usage, null)
+      assert.ok(!(done.costUsd < 0) && !(done.phases[0].costUsd < 0), `no negative cost: ${JSON.stringify(done.costUsd)}`)
+      assert.equal(done.usage, null)
+      assert.equal((await send(app, 'GET', '/metrics')).body.match(/tandem_agent_tokens_total\{[^}]*\} .*/g)?.join('\n'), metricsBefore.match(/tandem_agent_tokens_total\{[^}]*\} .*/g)?.join('\n'), 'nothing counted')
+    })
+
     it('the Mistral Agents API streams (stream: true) and reports usage', async () => {
       const agentId = await createAgent(app, {
         providerType: 'mistral', authMode: 'api_key', credentialId, endpointUrl: mistral.base,

@@ -19,6 +19,10 @@ export interface FakeMcpBehaviour {
   echoDescriptionBytes: number
   /** `delete_file` records the call, then waits this long before it answers (a call in flight). */
   deleteDelayMs: number
+  /** List one more tool whose name has this many characters (`l…`), when > 0. */
+  longToolName: number
+  /** Refuse every request with 401 and a body that echoes the Authorization header it got (a careless server). */
+  echoAuthorization: boolean
 }
 
 export interface FakeMcpServer {
@@ -59,6 +63,7 @@ function buildServer(behaviour: FakeMcpBehaviour, calls: FakeMcpServer['calls'])
     calls.push({ name: 'throws', arguments: {} })
     throw new Error('kaboom')
   })
+  if (behaviour.longToolName > 0) server.registerTool('l'.repeat(behaviour.longToolName), { description: 'A long name.' }, async () => ({ content: [{ type: 'text', text: 'long' }] }))
   for (let i = 0; i < behaviour.extraTools; i++) {
     server.registerTool(`tool_${String(i).padStart(4, '0')}`, { description: `Extra tool ${i}.` }, async () => ({ content: [{ type: 'text', text: String(i) }] }))
   }
@@ -73,7 +78,7 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
 }
 
 export async function startFakeMcpServer(initial: Partial<FakeMcpBehaviour> = {}): Promise<FakeMcpServer> {
-  const behaviour: FakeMcpBehaviour = { delayMs: 0, garbage: null, extraTools: 0, echoDescriptionBytes: 0, deleteDelayMs: 0, ...initial }
+  const behaviour: FakeMcpBehaviour = { delayMs: 0, garbage: null, extraTools: 0, echoDescriptionBytes: 0, deleteDelayMs: 0, echoAuthorization: false, longToolName: 0, ...initial }
   const authorizations: (string | undefined)[] = []
   const calls: FakeMcpServer['calls'] = []
   const http = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -82,6 +87,10 @@ export async function startFakeMcpServer(initial: Partial<FakeMcpBehaviour> = {}
       const body = await readBody(request)
       if (behaviour.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs))
       if (response.destroyed) return
+      if (behaviour.echoAuthorization) {
+        response.writeHead(401, { 'content-type': 'text/plain' }).end(`invalid token: ${request.headers.authorization ?? '(none)'}`)
+        return
+      }
       if (behaviour.garbage !== null) {
         response.writeHead(200, { 'content-type': 'application/json' }).end(behaviour.garbage)
         return

@@ -118,6 +118,30 @@ for (const dialect of dialects()) {
       assert.equal((await runsOf(app, hook.streamId)).length, 1)
     })
 
+    it('follows the API\'s JSON rules: at most 64 levels, numbers kept exact or refused, no U+0000 — a 400 naming the problem, nothing started', async () => {
+      const hook = await createHook('json-rules')
+      const nested = (levels: number) => `{"a":${'['.repeat(levels - 1)}1${']'.repeat(levels - 1)}}`
+      const refused = async (body: string, type: string, detail: RegExp) => {
+        const res = await call(hook.id, body, signed(hook.secret, body))
+        assert.equal(res.statusCode, 400, `${body.slice(0, 40)}: ${res.body.slice(0, 300)}`)
+        assert.equal(res.json().type, `urn:tandem:problem:${type}`)
+        assert.match(JSON.stringify(res.json()), detail)
+      }
+      await refused(nested(5000), 'malformed-json', /nests deeper than 64 levels/)
+      await refused(nested(65), 'malformed-json', /nests deeper than 64 levels/)
+      await refused('{"amount":1e400}', 'validation-error', /\/amount/)
+      await refused('{"id":12345678901234567890}', 'validation-error', /\/id/)
+      await refused('{"text":"a\\u0000b"}', 'validation-error', /\/text/)
+      assert.equal((await runsOf(app, hook.streamId)).length, 0, 'nothing started')
+      const atBound = nested(64)
+      const ok = await call(hook.id, atBound, signed(hook.secret, atBound))
+      assert.equal(ok.statusCode, 202, ok.body)
+      const exact = '{"amount":1.5,"count":9007199254740991}'
+      assert.equal((await call(hook.id, exact, signed(hook.secret, exact))).statusCode, 202)
+      const runs = await runsOf(app, hook.streamId)
+      assert.ok(runs.some((run) => run.input.count === 9007199254740991 && run.input.amount === 1.5))
+    })
+
     it('an unknown hook is a 404, and nothing else answers under /hooks', async () => {
       const body = '{}'
       assert.equal((await call(randomUUID(), body, signed(`whsec_${randomBytes(24).toString('base64')}`, body))).statusCode, 404)

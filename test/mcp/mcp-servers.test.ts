@@ -10,6 +10,8 @@ import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { build, dialects, pointers, send } from '../helpers.js'
 import { downMcpUrl, startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
+import { resolveTools } from '../../src/tools/resolve.js'
+import { callMcpTool } from '../../src/tools/mcp-call.js'
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const MCP_UNREACHABLE = 'urn:tandem:problem:mcp-unreachable'
@@ -217,6 +219,30 @@ for (const dialect of dialects()) {
       assert.equal(operation('/api/mcp-servers', 'post').requestBody.content['application/json'].schema.$ref, '#/components/schemas/CreateMcpServer')
       assert.equal(operation('/api/mcp-servers/{id}/tools', 'get').responses['200'].content['application/json'].schema.$ref, '#/components/schemas/McpToolList')
       assert.ok(operation('/api/mcp-servers', 'post').parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'idempotency-key'))
+    })
+
+    it('never echoes the credential\'s secret: a server that repeats the Authorization header in its 401 has it redacted in the 502, in run warnings and in a call\'s error', async () => {
+      const secret = 'mcp-echoed-secret-7f3a9c2e'
+      const echo = await startFakeMcpServer({ echoAuthorization: true })
+      try {
+        const credential = (await send(app, 'POST', '/api/credentials', { name: 'echoed', secret }, admin)).json()
+        const server = (await create({ name: 'echoer', url: echo.url, credentialId: credential.id })).json()
+        const res = await tools(server.id)
+        assert.equal(res.statusCode, 502, res.body)
+        assert.equal(echo.authorizations.at(-1), `Bearer ${secret}`, 'the server did get the secret')
+        assert.match(res.json().detail, /could not be used/)
+        assert.ok(!res.body.includes(secret) && !res.body.includes(secret.slice(0, 12)), res.body)
+        const deps = { db: app.database.db, guard: app.egress, timeoutMs: 1500 }
+        const workspaceId = await ensureWorkspace(app.database.db, 'default')
+        const resolved = await resolveTools(deps, workspaceId, ['echoer.*'])
+        assert.equal(resolved.warnings.length, 1)
+        assert.ok(!resolved.warnings[0]!.includes(secret), resolved.warnings[0])
+        const call = await callMcpTool(deps, { workspaceId, name: 'echoer', url: echo.url, credentialId: credential.id }, 'echo', { text: 'hi' })
+        assert.equal(call.ok, false)
+        assert.ok(!JSON.stringify(call).includes(secret), JSON.stringify(call))
+      } finally {
+        await echo.close()
+      }
     })
 
     it('a credential that no longer exists is a clear 502 naming it', async () => {

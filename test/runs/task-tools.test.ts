@@ -75,6 +75,14 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'GET', `${callUrl}?waitSeconds=0`, undefined, asAgent(payload))).json().status, 'awaiting_approval')
       const waiting = await getRun(app, payload.run.id)
       assert.deepEqual([waiting.status, waiting.phases[0].status], ['waiting', 'awaiting_tool_approval'])
+      // An answer (or an error) while the call waits for its approval would be lost with the call: 409, nothing changed.
+      for (const body of [{ output: { text: 'too early' } }, { error: { detail: 'giving up' } }]) {
+        const early = await send(app, 'POST', local(payload.result.url), body, asAgent(payload))
+        assert.equal(early.statusCode, 409, early.body)
+        assert.equal(early.json().type, 'urn:tandem:problem:tool-call-awaiting-approval')
+        assert.match(early.json().detail, new RegExp(res.json().callId))
+      }
+      assert.deepEqual([(await getRun(app, payload.run.id)).phases[0].status, (await send(app, 'GET', `${callUrl}?waitSeconds=0`, undefined, asAgent(payload))).json().status], ['awaiting_tool_approval', 'awaiting_approval'])
       const reading = send(app, 'GET', `${callUrl}?waitSeconds=20`, undefined, asAgent(payload))
       const decided = await send(app, 'POST', `/api/runs/${payload.run.id}/tool-calls/${res.json().callId}/decision`, { decision: 'approve' }, maria)
       assert.equal(decided.statusCode, 200, decided.body)

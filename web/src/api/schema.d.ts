@@ -943,7 +943,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a task: its output, or an error
-         * @description Body: `{ "output": { "text": "…" } }`, `{ "output": { "content": <rich text> } }` or `{ "error": { "detail": "…" } }`. Authorization: Bearer <result.token> or an agent key of the task's agent. 409 `task-closed` when the task is already answered, canceled or superseded.
+         * @description Body: `{ "output": { "text": "…" } }`, `{ "output": { "content": <rich text> } }` or `{ "error": { "detail": "…" } }`. Authorization: Bearer <result.token> or an agent key of the task's agent. 409 `task-closed` when the task is already answered, canceled or superseded; 409 `tool-call-awaiting-approval` while one of the task's tool calls waits for an operator (read the call until it is settled, then answer).
          */
         post: operations["submitTaskResult"];
         delete?: never;
@@ -963,7 +963,7 @@ export interface paths {
         put?: never;
         /**
          * Stream a piece of the answer before the result
-         * @description Body: `{ "text": "<delta>" }`, for an agent with `capabilities.streaming: true` (else 409 `streaming-off`). The first delta creates the agent's message (`status: "streaming"`); each one goes live to the stream's SSE clients as `message.delta`. The answer is still POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed.
+         * @description Body: `{ "text": "<delta>" }`, for an agent with `capabilities.streaming: true` (else 409 `streaming-off`). The first delta creates the agent's message (`status: "streaming"`); each one goes live to the stream's SSE clients as `message.delta`. The answer is still POSTed to `/result` (its output replaces the streamed text). Authorization as for `/result`; 409 `task-closed` once the task is closed. A streamed message holds at most 40,000 characters: the delta that would pass that is a 409 `message-too-long`, the message becomes `failed` and later deltas are refused the same way.
          */
         post: operations["submitTaskDelta"];
         delete?: never;
@@ -1538,7 +1538,10 @@ export interface components {
         /** CycleSavedEvent */
         CycleSavedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "cycle.saved";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -1588,7 +1591,10 @@ export interface components {
         /** DecisionEscalatedEvent */
         DecisionEscalatedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "decision.escalated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -1618,7 +1624,10 @@ export interface components {
         /** DecisionReminderEvent */
         DecisionReminderEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "decision.reminder";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -1873,7 +1882,10 @@ export interface components {
         /** MessageCompletedEvent */
         MessageCompletedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "message.completed";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -1887,7 +1899,10 @@ export interface components {
         /** MessageCreatedEvent */
         MessageCreatedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "message.created";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -1898,10 +1913,32 @@ export interface components {
             createdAt: string;
             data: components["schemas"]["Message"];
         };
+        /**
+         * MessageDelta
+         * @description The `data:` of an SSE frame `event: message.delta` (no `id:`; not stored, not replayed, not sent to webhooks): `text` goes at `offset` of the streaming message's text
+         */
+        MessageDelta: {
+            /** Format: uuid */
+            streamId: string;
+            /** Format: uuid */
+            messageId: string;
+            /** @description characters (UTF-16 code units) of the message before this delta */
+            offset: number;
+            /** @description the delta */
+            text: string;
+            /**
+             * @description present on the first delta of a retried delivery: the message's text starts again here
+             * @enum {boolean}
+             */
+            reset?: true;
+        };
         /** MessageEditedEvent */
         MessageEditedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "message.edited";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -2059,7 +2096,6 @@ export interface components {
             title: string;
             status: number;
             detail: string;
-            instance?: string;
             errors?: {
                 pointer: string;
                 detail: string;
@@ -2140,7 +2176,10 @@ export interface components {
         /** RunCreatedEvent */
         RunCreatedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "run.created";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -2251,7 +2290,10 @@ export interface components {
         /** RunUpdatedEvent */
         RunUpdatedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "run.updated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -2348,22 +2390,11 @@ export interface components {
              */
             createdAt: string;
         };
-        /** StreamEvent */
-        StreamEvent: {
-            /** @description the position of the event in its stream (decimal, from 1, no gaps) */
-            id: string;
-            /** @enum {string} */
-            type: "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated";
-            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
-            streamId: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds
-             */
-            createdAt: string;
-            /** @description the payload of the event type: the OpenAPI document names each under `webhooks` (e.g. `run.updated` carries a RunSummary) */
-            data: unknown;
-        };
+        /**
+         * StreamEvent
+         * @description An event of a stream: its `data` is the payload of its `type` (e.g. `run.updated` carries a RunSummary)
+         */
+        StreamEvent: components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageEditedEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["CycleSavedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunUpdatedEvent"] | components["schemas"]["DecisionReminderEvent"] | components["schemas"]["DecisionEscalatedEvent"] | components["schemas"]["ToolCallCreatedEvent"] | components["schemas"]["ToolCallUpdatedEvent"];
         /** StreamEventPage */
         StreamEventPage: {
             data: components["schemas"]["StreamEvent"][];
@@ -2585,7 +2616,10 @@ export interface components {
         /** ToolCallCreatedEvent */
         ToolCallCreatedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "tool_call.created";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -2611,7 +2645,10 @@ export interface components {
         /** ToolCallUpdatedEvent */
         ToolCallUpdatedEvent: {
             id: string;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "tool_call.updated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
@@ -2890,6 +2927,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2991,6 +3030,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3104,6 +3145,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3140,6 +3183,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3185,6 +3232,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3221,6 +3270,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3334,6 +3385,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3445,6 +3498,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3562,6 +3617,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3591,16 +3648,20 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "image/png": unknown;
-                "image/jpeg": unknown;
-                "image/webp": unknown;
-                "image/gif": unknown;
+                "image/png": Blob;
+                "image/jpeg": Blob;
+                "image/webp": Blob;
+                "image/gif": Blob;
             };
         };
         responses: {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3646,6 +3707,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3682,6 +3745,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3795,6 +3860,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3906,6 +3973,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4029,6 +4098,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4142,6 +4213,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4178,6 +4251,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4223,6 +4300,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4259,6 +4338,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4372,6 +4453,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4483,6 +4566,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4600,6 +4685,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4713,6 +4800,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4749,6 +4838,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4794,6 +4887,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4830,6 +4925,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4943,6 +5040,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5054,6 +5153,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5172,6 +5273,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5285,6 +5388,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5293,6 +5398,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5398,6 +5512,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5434,6 +5550,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5479,6 +5599,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5515,6 +5637,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5628,6 +5752,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5739,6 +5865,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5856,6 +5984,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5969,6 +6099,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6005,6 +6137,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6050,6 +6186,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6086,6 +6224,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6199,6 +6339,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6315,6 +6457,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6354,6 +6498,12 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The message's revision as an entity tag (e.g. `"2"`): send it back in `If-Match` to edit only that revision */
+                    ETag: string;
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6399,6 +6549,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6435,6 +6587,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6467,6 +6621,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The message's revision as an entity tag (e.g. `"2"`): send it back in `If-Match` to edit only that revision */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6548,6 +6704,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6587,6 +6745,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The message's revision as an entity tag (e.g. `"2"`): send it back in `If-Match` to edit only that revision */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6677,6 +6837,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6793,6 +6955,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6828,6 +6992,8 @@ export interface operations {
             /** @description The rendering, UTF-8 */
             200: {
                 headers: {
+                    /** @description The message's revision as an entity tag (e.g. `"2"`): send it back in `If-Match` to edit only that revision */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6911,6 +7077,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7028,6 +7196,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7162,6 +7332,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7201,6 +7373,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7246,6 +7422,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7282,6 +7460,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7397,6 +7577,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7422,7 +7604,10 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description With `Accept: text/event-stream`: resume after this event id (what an EventSource sends when it reconnects); wins over `?after=` */
+                "Last-Event-ID"?: string;
+            };
             path: {
                 /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
                 streamId: string;
@@ -7525,6 +7710,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7638,6 +7825,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7674,6 +7863,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7719,6 +7912,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7755,6 +7950,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7868,6 +8065,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7979,6 +8178,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8096,6 +8297,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8209,6 +8412,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8325,6 +8530,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8366,6 +8573,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8411,6 +8622,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8447,6 +8660,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8488,6 +8703,8 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8533,6 +8750,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8569,6 +8788,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8686,6 +8907,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8799,6 +9022,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8912,6 +9137,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9031,6 +9258,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9152,6 +9381,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9268,6 +9499,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9387,6 +9620,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9506,6 +9741,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9619,6 +9856,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9639,7 +9878,10 @@ export interface operations {
     followInbox: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With `Accept: text/event-stream`: resume after this event id (what an EventSource sends when it reconnects); wins over `?after=` */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9729,6 +9971,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9844,6 +10088,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9957,6 +10203,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10073,6 +10321,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10112,6 +10362,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The path of the resource created */
+                    Location: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10157,6 +10411,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10193,6 +10449,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10306,6 +10564,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10417,6 +10677,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10534,6 +10796,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10647,6 +10911,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10686,6 +10952,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10731,6 +10999,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10767,6 +11037,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10878,6 +11150,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10991,6 +11265,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11030,6 +11306,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -11075,6 +11353,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11111,6 +11391,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11222,6 +11504,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11339,6 +11623,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11456,6 +11742,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11583,6 +11871,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11700,6 +11990,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11806,6 +12098,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,81 @@
+// The bounds of schedules: two ticks at least 2 s apart (every second → 400 at /cron, every two seconds
+// accepted), a workspace's enabled schedules capped (TANDEM_MAX_ENABLED_SCHEDULES) and its firings per clock
+// minute (TANDEM_SCHEDULE_FIRINGS_PER_MINUTE): a tick past them starts nothing, moves on, and is counted.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { build, dialects, pointers, send } from '../helpers.js'
+import { fireSchedule } from '../../src/schedules/firing.js'
+import { keyFor, runsOf, waitingStream } from './setup.js'
+
+for (const dialect of dialects()) {
+  describe(`schedule bounds (${dialect})`, () => {
+    let app: FastifyInstance
+    before(async () => {
+      app = await build(dialect, { TANDEM_MAX_ENABLED_SCHEDULES: '3', TANDEM_SCHEDULE_FIRINGS_PER_MINUTE: '2' }, { ownDatabase: true })
+    })
+    after(async () => app.close())
+
+    it('refuses a cron that fires more often than every 2 seconds, on create and on change; every 2 seconds is accepted', async () => {
+      const { streamId } = await waitingStream(app, 'often')
+      const url = `/api/streams/${streamId}/schedules`
+      for (const cron of ['* * * * * *', '0,1 * * * * *', '1-3 * * * * *', '0,59 * * * * *', '*/1 * * * * *']) {
+        const res = await send(app, 'POST', url, { triggerName: 'often', cron, enabled: false })
+        assert.equal(res.statusCode, 400, cron)
+        assert.deepEqual(pointers(res), ['/cron'], cron)
+        assert.match(res.json().errors[0].detail, /at least 2 s apart/)
+      }
+      const every2 = await send(app, 'POST', url, { triggerName: 'often', cron: '*/2 * * * * *', enabled: false })
+      assert.equal(every2.statusCode, 201, every2.body)
+      assert.equal((await send(app, 'POST', url, { triggerName: 'often', cron: '0,58 * * * * *', enabled: false })).statusCode, 201)
+      const changed = await send(app, 'PATCH', `/api/schedules/${every2.json().id}`, { cron: '* * * * * *' })
+      assert.equal(changed.statusCode, 400)
+      assert.deepEqual(pointers(changed), ['/cron'])
+      assert.equal((await send(app, 'GET', `/api/schedules/${every2.json().id}`)).json().cron, '*/2 * * * * *', 'nothing changed')
+    })
+
+    it('caps a workspace\'s enabled schedules: one more is a 422, disabled ones are free, another workspace has its own', async () => {
+      const { streamId } = await waitingStream(app, 'cap')
+      const url = `/api/streams/${streamId}/schedules`
+      const ids: string[] = []
+      for (let i = 0; i < 3; i++) {
+        const res = await send(app, 'POST', url, { triggerName: 'cap', cron: '0 0 1 1 *' })
+        assert.equal(res.statusCode, 201, res.body)
+        ids.push(res.json().id)
+      }
+      const fourth = await send(app, 'POST', url, { triggerName: 'cap', cron: '0 0 1 1 *' })
+      assert.equal(fourth.statusCode, 422, fourth.body)
+      assert.match(fourth.json().detail, /TANDEM_MAX_ENABLED_SCHEDULES=3/)
+      const off = await send(app, 'POST', url, { triggerName: 'cap', cron: '0 0 1 1 *', enabled: false })
+      assert.equal(off.statusCode, 201)
+      assert.equal((await send(app, 'PATCH', `/api/schedules/${off.json().id}`, { enabled: true })).statusCode, 422)
+      assert.equal((await send(app, 'PATCH', `/api/schedules/${ids[0]}`, { cron: '0 0 2 1 *' })).statusCode, 200, 'an enabled one may still change')
+      assert.equal((await send(app, 'PATCH', `/api/schedules/${ids[0]}`, { enabled: false })).statusCode, 200)
+      assert.equal((await send(app, 'PATCH', `/api/schedules/${off.json().id}`, { enabled: true })).statusCode, 200, 'room again')
+      const elsewhere = await keyFor(app, 'other-ws', 'admin', 'cap-elsewhere')
+      const stream = (await send(app, 'POST', '/api/streams', { name: 'elsewhere' }, elsewhere)).json()
+      assert.equal((await send(app, 'POST', `/api/streams/${stream.id}/schedules`, { triggerName: 'cap', cron: '0 0 1 1 *' }, elsewhere)).statusCode, 201)
+      for (const id of [...ids, off.json().id]) await send(app, 'DELETE', `/api/schedules/${id}`)
+    })
+
+    it('fires at most TANDEM_SCHEDULE_FIRINGS_PER_MINUTE ticks per workspace and minute; a tick past it starts nothing, moves on and is counted', async () => {
+      const { streamId } = await waitingStream(app, 'rate')
+      const schedules = []
+      for (let i = 0; i < 3; i++) schedules.push((await send(app, 'POST', `/api/streams/${streamId}/schedules`, { triggerName: 'rate', cron: '0 0 1 1 *' })).json())
+      const minute = new Date('2030-01-01T10:00:05Z')
+      const deps = { settings: app.config.runs, log: app.log, metrics: app.metrics, firingsPerMinute: 2, now: () => minute }
+      for (const schedule of schedules) await fireSchedule(deps, app.database.db, { scheduleId: schedule.id, tick: schedule.nextRunAt })
+      assert.equal((await runsOf(app, streamId)).length, 2, 'two ticks fired, the third started nothing')
+      const third = (await send(app, 'GET', `/api/schedules/${schedules[2].id}`)).json()
+      assert.equal(third.lastRunAt, schedules[2].nextRunAt, 'the refused tick is spent')
+      assert.ok(Date.parse(third.nextRunAt) > Date.parse(schedules[2].nextRunAt), 'and the schedule waits for its next one')
+      assert.match((await send(app, 'GET', '/metrics')).body, /tandem_trigger_refusals_total\{reason="schedule-rate"\} 1/)
+      // The next minute has its own firings.
+      const next = await send(app, 'PATCH', `/api/schedules/${schedules[2].id}`, { cron: '0 0 2 1 *' })
+      minute.setUTCMinutes(1)
+      await fireSchedule(deps, app.database.db, { scheduleId: schedules[2].id, tick: next.json().nextRunAt })
+      assert.equal((await runsOf(app, streamId)).length, 3)
+      for (const schedule of schedules) await send(app, 'DELETE', `/api/schedules/${schedule.id}`)
+    })
+  })
+}
