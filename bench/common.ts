@@ -123,6 +123,14 @@ export const CORE_SCENARIOS: Scenario[] = [
   { name: 'edit message', method: 'PATCH', path: (s) => `/api/chat/messages/${s.messageId}`, body: EDIT },
 ]
 
+/** `npm run bench`'s drafting scenario (the seeded workspace plus the 12 example agents: 72 agents). */
+export const DRAFT_SCENARIO: Scenario = {
+  name: `draft (builtin, ${PROMPT.length} chars)`,
+  method: 'POST',
+  path: (s) => `/api/cycles/streams/${s.streamId}/cycles/draft`,
+  body: { mode: 'generate', prompt: PROMPT },
+}
+
 export interface Sample {
   rps: number
   p50: number
