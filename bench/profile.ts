@@ -4,7 +4,7 @@
 // warm-up. Scenarios: create, get, list, edit (CORE_SCENARIOS by their first word), draft (npm run bench's, over
 // its 72 agents); or a .cpuprofile file to read.
 // Prints where the CPU went: by part (SQLite, HTTP, Fastify, Kysely, our own files…), the heaviest functions by
-// self time, and the call tree as an indented flame graph (inclusive share of busy samples, branches ≥ BENCH_TREE_MIN %).
+// self time, the share of each concern (bench/concerns.ts), and the call tree as an indented flame graph (inclusive share of busy samples, branches ≥ BENCH_TREE_MIN %).
 // Writes bench/results/<scenario>.cpuprofile (Chrome DevTools, speedscope) and <scenario>.folded (flamegraph.pl).
 // Settings: BENCH_SECONDS (default 5), BENCH_NO_BUILD=1, BENCH_TREE_MIN (default 1.5), BENCH_INTERVAL_US (default 200).
 import { spawnSync } from 'node:child_process'
@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import WebSocket from 'ws'
 import { call, CORE_SCENARIOS, DRAFT_SCENARIO, measure, pinToCoreOne, scratch, seed, start } from './common.js'
 import { freePort } from './free-port.js'
+import { byConcern, type Frame } from './concerns.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const TREE_MIN = Number(process.env.BENCH_TREE_MIN ?? 1.5)
@@ -122,14 +123,18 @@ function analyse(profile: Profile) {
   }
   const root: TreeNode = { name: '(root)', total: 0, children: new Map() }
   const folded = new Map<string, number>()
+  const stacks: Array<[Frame[], number]> = []
   for (const [id, count] of self) {
     if (isIdle(id)) continue
     const path: string[] = []
+    const stack: Frame[] = []
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)!.callFrame
       if (frame.functionName === '(root)') break
       path.push(`${frame.functionName || '(anonymous)'} [${partOf(frame)}]`)
+      stack.push(frame)
     }
+    stacks.push([stack, count])
     path.reverse()
     folded.set(path.join(';'), (folded.get(path.join(';')) ?? 0) + count)
     let node = root
@@ -165,12 +170,15 @@ function analyse(profile: Profile) {
     parts: top(parts, 25).map(([name, n]) => `${pct(n)}  ${name}`),
     functions: top(functions, 30).map(([name, n]) => `${pct(n)}  ${name}`),
     tree,
+    concerns: [...byConcern(stacks)].map(([name, n]) => `${pct(n)}  ${name}`),
     folded: [...folded].map(([stack, n]) => `${stack} ${n}`).join('\n'),
   }
 }
 
 function print(result: ReturnType<typeof analyse>) {
   console.log(`samples: ${result.busy} busy, ${result.idle} idle (${((100 * result.busy) / (result.busy + result.idle)).toFixed(0)}% of the thread busy)`)
+  console.log('\nby concern (each sample to the first concern its stack matches, bench/concerns.ts):')
+  for (const line of result.concerns) console.log(`  ${line}`)
   console.log('\nself time by part (share of busy samples):')
   for (const line of result.parts) console.log(`  ${line}`)
   console.log('\nheaviest functions (self):')

@@ -104,9 +104,11 @@ export class AgentIndex {
     }
   }
 
-  /** Agents' names in lower case, for telling an actor from an object. */
-  names(): string[] {
-    return this.agents.map((a) => a.nameWords.join(' '))
+  private lowerCaseNames: readonly string[] | null = null
+
+  /** Agents' names in lower case, for telling an actor from an object (made once: an index does not change). */
+  names(): readonly string[] {
+    return (this.lowerCaseNames ??= Object.freeze(this.agents.map((a) => a.nameWords.join(' '))))
   }
 
   /** The agent a text (or its lower-case words) names first (whole words, any case, possessive allowed); longer names win at one position. */
