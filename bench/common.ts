@@ -35,14 +35,14 @@ export interface Server {
   child: ChildProcess
 }
 
-/** Starts `node <args>` (pinned to `core` when taskset exists) on a free port and waits until it answers. */
+/** Starts `node <args>` (pinned to `core` when taskset exists) on a free port and waits until it answers (up to a minute: a busy machine). */
 export async function start(name: string, core: number | null, args: string[], env: Record<string, string>, children: ChildProcess[]): Promise<Server> {
   const port = await freePort()
   const command = hasTaskset && core !== null ? ['taskset', '-c', String(core), process.execPath, ...args] : [process.execPath, ...args]
   const child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] })
   children.push(child)
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {
     try {
       const res = await fetch(`${url}/healthz`)
       if (res.status === 200 || res.status === 404) return { url, child }
@@ -122,6 +122,14 @@ export const CORE_SCENARIOS: Scenario[] = [
   { name: 'list agents (50)', method: 'GET', path: () => '/api/agents?limit=50' },
   { name: 'edit message', method: 'PATCH', path: (s) => `/api/chat/messages/${s.messageId}`, body: EDIT },
 ]
+
+/** `npm run bench`'s drafting scenario (the seeded workspace plus the 12 example agents: 72 agents). */
+export const DRAFT_SCENARIO: Scenario = {
+  name: `draft (builtin, ${PROMPT.length} chars)`,
+  method: 'POST',
+  path: (s) => `/api/cycles/streams/${s.streamId}/cycles/draft`,
+  body: { mode: 'generate', prompt: PROMPT },
+}
 
 export interface Sample {
   rps: number

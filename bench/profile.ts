@@ -1,17 +1,19 @@
 // `npm run bench:profile -- <scenario>`: a CPU profile of the service (production build, SQLite in a temporary
 // file, pinned to core 0) under the load `npm run bench` puts on it (32 connections, from core 1), sampled over
 // the measured window only: the profiler is started and stopped through the inspector after the seed and the
-// warm-up. Scenarios: create, get, list, edit (CORE_SCENARIOS by their first word); or a .cpuprofile file to read.
+// warm-up. Scenarios: create, get, list, edit (CORE_SCENARIOS by their first word), draft (npm run bench's, over
+// its 72 agents); or a .cpuprofile file to read.
 // Prints where the CPU went: by part (SQLite, HTTP, Fastify, Kysely, our own files…), the heaviest functions by
-// self time, and the call tree as an indented flame graph (inclusive share of busy samples, branches ≥ BENCH_TREE_MIN %).
+// self time, the share of each concern (bench/concerns.ts), and the call tree as an indented flame graph (inclusive share of busy samples, branches ≥ BENCH_TREE_MIN %).
 // Writes bench/results/<scenario>.cpuprofile (Chrome DevTools, speedscope) and <scenario>.folded (flamegraph.pl).
 // Settings: BENCH_SECONDS (default 5), BENCH_NO_BUILD=1, BENCH_TREE_MIN (default 1.5), BENCH_INTERVAL_US (default 200).
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import WebSocket from 'ws'
-import { CORE_SCENARIOS, measure, pinToCoreOne, scratch, seed, start } from './common.js'
+import { call, CORE_SCENARIOS, DRAFT_SCENARIO, measure, pinToCoreOne, scratch, seed, start } from './common.js'
 import { freePort } from './free-port.js'
+import { byConcern, type Frame } from './concerns.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const TREE_MIN = Number(process.env.BENCH_TREE_MIN ?? 1.5)
@@ -22,9 +24,10 @@ if (wanted.endsWith('.cpuprofile')) {
   print(analyse(JSON.parse(readFileSync(wanted, 'utf8')) as Profile))
   process.exit(0)
 }
-const scenario = CORE_SCENARIOS.find((s) => s.name.startsWith(wanted))
+const SCENARIOS = [...CORE_SCENARIOS, DRAFT_SCENARIO]
+const scenario = SCENARIOS.find((s) => s.name.startsWith(wanted))
 if (!wanted || !scenario) {
-  console.error(`usage: npm run bench:profile -- <${CORE_SCENARIOS.map((s) => s.name.split(' ')[0]).join('|')}|file.cpuprofile>`)
+  console.error(`usage: npm run bench:profile -- <${SCENARIOS.map((s) => s.name.split(' ')[0]).join('|')}|file.cpuprofile>`)
   process.exit(2)
 }
 const label = scenario.name.split(' ')[0] as string
@@ -120,14 +123,18 @@ function analyse(profile: Profile) {
   }
   const root: TreeNode = { name: '(root)', total: 0, children: new Map() }
   const folded = new Map<string, number>()
+  const stacks: Array<[Frame[], number]> = []
   for (const [id, count] of self) {
     if (isIdle(id)) continue
     const path: string[] = []
+    const stack: Frame[] = []
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)!.callFrame
       if (frame.functionName === '(root)') break
       path.push(`${frame.functionName || '(anonymous)'} [${partOf(frame)}]`)
+      stack.push(frame)
     }
+    stacks.push([stack, count])
     path.reverse()
     folded.set(path.join(';'), (folded.get(path.join(';')) ?? 0) + count)
     let node = root
@@ -163,12 +170,15 @@ function analyse(profile: Profile) {
     parts: top(parts, 25).map(([name, n]) => `${pct(n)}  ${name}`),
     functions: top(functions, 30).map(([name, n]) => `${pct(n)}  ${name}`),
     tree,
+    concerns: [...byConcern(stacks)].map(([name, n]) => `${pct(n)}  ${name}`),
     folded: [...folded].map(([stack, n]) => `${stack} ${n}`).join('\n'),
   }
 }
 
 function print(result: ReturnType<typeof analyse>) {
   console.log(`samples: ${result.busy} busy, ${result.idle} idle (${((100 * result.busy) / (result.busy + result.idle)).toFixed(0)}% of the thread busy)`)
+  console.log('\nby concern (each sample to the first concern its stack matches, bench/concerns.ts):')
+  for (const line of result.concerns) console.log(`  ${line}`)
   console.log('\nself time by part (share of busy samples):')
   for (const line of result.parts) console.log(`  ${line}`)
   console.log('\nheaviest functions (self):')
@@ -189,6 +199,10 @@ const service = await start('service', 0, [`--inspect=127.0.0.1:${inspectPort}`,
   LOG_LEVEL: 'info',
 }, children)
 const seeded = await seed(service.url)
+if (scenario === DRAFT_SCENARIO) {
+  const examples = JSON.parse(readFileSync(new URL('../test/cycles/fixtures/examples.json', import.meta.url), 'utf8')) as { agents: unknown[] }
+  for (const agent of examples.agents) await call(service.url, 'POST', '/api/agents', agent)
+}
 const path = scenario.path(seeded)
 await measure(service.url, scenario, path, Math.max(1, Math.round(SECONDS / 2)))
 const cdp = await inspector(inspectPort)

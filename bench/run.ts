@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import pg from 'pg'
-import { AGENT, call, CONNECTIONS, CORE_SCENARIOS, EDIT, hasTaskset, measure, median, pinToCoreOne, PROMPT, scratch, seed, start as startServer, type Sample, type Scenario, type Seed } from './common.js'
+import { AGENT, call, CONNECTIONS, CORE_SCENARIOS, DRAFT_SCENARIO, EDIT, hasTaskset, measure, median, pinToCoreOne, PROMPT, scratch, seed, start as startServer, type Sample, type Scenario, type Seed } from './common.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -86,7 +86,7 @@ async function sqliteComparison() {
 
   const scenarios: Scenario[] = [
     // Drafting first: it assigns over the workspace's agents, which "create agent" then multiplies.
-    { name: `draft (builtin, ${PROMPT.length} chars)`, method: 'POST', path: (s) => `/api/cycles/streams/${s.streamId}/cycles/draft`, body: { mode: 'generate', prompt: PROMPT } },
+    DRAFT_SCENARIO,
     ...CORE_SCENARIOS,
   ]
   const rows = []

@@ -7,6 +7,8 @@ import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { indexAgentForSearch, namedAgentIds, searchAgents, unindexAgentForSearch, type SearchTerm } from './search.js'
 import { agentJsonCache, type RowJsonCache } from './json-cache.js'
+import { draftingProfileCache, withDraftingJson } from './drafting-cache.js'
+import type { AgentProfile } from '../drafter/types.js'
 
 /** Runs `work` in the caller's transaction, or in a new one: an agent and its search entry are written together. */
 const together = <T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
@@ -140,20 +142,39 @@ const jsonOf = (db: Kysely<Database>, cache: RowJsonCache, row: AgentRow) => {
  */
 export const DRAFT_ALL_AGENTS_UP_TO = 200
 
-const selectAgentIds = prepared(2, (db, workspaceId: Expression<string>, limit: Expression<number>) =>
-  db.selectFrom('agents').select('id').where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
-)
-const selectDraftingAll = prepared(1, (db, workspaceId: Expression<string>) =>
-  db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools']).where('workspace_id', '=', workspaceId).orderBy('id'),
+// Ids and versions from the (workspace_id, id, version) index alone.
+const selectAgentVersions = prepared(2, (db, workspaceId: Expression<string>, limit: Expression<number>) =>
+  db.selectFrom('agents').select(['id', 'version']).where('workspace_id', '=', workspaceId).orderBy('id').limit(limit),
 )
 
-/** Every agent of the workspace (oldest first, only what the drafter reads) when it has at most DRAFT_ALL_AGENTS_UP_TO; else null. */
+/**
+ * Every agent of the workspace (oldest first, only what the drafter reads) when it has at most
+ * DRAFT_ALL_AGENTS_UP_TO; else null. Profiles come from the drafting cache at the row's version (read from the
+ * index on every call); the list carries its JSON text (drafting-cache.ts draftingJsonOf).
+ */
 export async function allDraftingAgentsIfFew(db: Kysely<Database>, workspaceId: string) {
-  if ((await selectAgentIds(db, workspaceId, DRAFT_ALL_AGENTS_UP_TO + 1)).length > DRAFT_ALL_AGENTS_UP_TO) return null
-  return (await selectDraftingAll(db, workspaceId)).map(toDraftingAgent)
+  const keys = await selectAgentVersions(db, workspaceId, DRAFT_ALL_AGENTS_UP_TO + 1)
+  if (keys.length > DRAFT_ALL_AGENTS_UP_TO) return null
+  const cache = draftingProfileCache(db)
+  const entries = keys.map((key) => cache.get(key.id, key.version))
+  const missing = keys.filter((_, i) => entries[i] === undefined).map((key) => key.id)
+  if (missing.length > 0) {
+    const rows = await db.selectFrom('agents').select(['id', 'name', 'instructions', 'tools', 'version']).where('workspace_id', '=', workspaceId).where('id', 'in', missing).execute()
+    const read = new Map(rows.map((row) => [row.id, row]))
+    keys.forEach((key, i) => {
+      const row = entries[i] === undefined ? read.get(key.id) : undefined
+      if (!row) return
+      // Kept only when read outside a transaction (a transaction's own writes may yet roll back).
+      entries[i] = db.isTransaction ? { version: row.version, profile: toDraftingAgent(row), json: '' } : cache.set(row.id, row.version, toDraftingAgent(row))
+    })
+  }
+  // An agent deleted between the two reads is left out.
+  const found = entries.filter((entry) => entry !== undefined)
+  const agents = found.map((entry) => entry.profile)
+  return found.every((entry) => entry.json !== '') ? withDraftingJson(agents, `[${found.map((entry) => entry.json).join(',')}]`) : agents
 }
 
-const toDraftingAgent = (row: DraftingRow) => ({ id: row.id, name: row.name, instructions: row.instructions, tools: JSON.parse(row.tools) as string[] })
+const toDraftingAgent = (row: DraftingRow): AgentProfile => ({ id: row.id, name: row.name, instructions: row.instructions, tools: JSON.parse(row.tools) as string[] })
 
 /**
  * What the drafter knows of the agents it may assign in a larger workspace: the workspace's agents that the texts of `plan.names`

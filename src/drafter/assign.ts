@@ -83,9 +83,18 @@ export class AgentIndex {
   private readonly agents: IndexedAgent[]
   /** Agents by the first word of their name, for finding names in a step in one pass. */
   private readonly byFirstWord = new Map<string, IndexedAgent[]>()
+  /** Per stem, the agents (by position) whose words hold it, with its weight: a step's score reads only these. */
+  private readonly postings = new Map<string, Array<{ at: number; weight: number }>>()
 
   constructor(agents: AgentProfile[]) {
     this.agents = agents.map(indexAgent)
+    this.agents.forEach((indexed, at) => {
+      for (const [stem, weight] of indexed.weights) {
+        const list = this.postings.get(stem)
+        if (list) list.push({ at, weight })
+        else this.postings.set(stem, [{ at, weight }])
+      }
+    })
     for (const indexed of this.agents) {
       const first = indexed.nameWords[0]
       if (first === undefined) continue
@@ -95,9 +104,11 @@ export class AgentIndex {
     }
   }
 
-  /** Agents' names in lower case, for telling an actor from an object. */
-  names(): string[] {
-    return this.agents.map((a) => a.nameWords.join(' '))
+  private lowerCaseNames: readonly string[] | null = null
+
+  /** Agents' names in lower case, for telling an actor from an object (made once: an index does not change). */
+  names(): readonly string[] {
+    return (this.lowerCaseNames ??= Object.freeze(this.agents.map((a) => a.nameWords.join(' '))))
   }
 
   /** The agent a text (or its lower-case words) names first (whole words, any case, possessive allowed); longer names win at one position. */
@@ -129,12 +140,15 @@ export class AgentIndex {
   /** The best-matching agent for a step's work (its text, or its lower-case words), or null below the threshold. */
   bestMatch(step: string | string[]): Match {
     const ws = (typeof step === 'string' ? words(step) : step).filter((w) => !w.startsWith('@'))
-    const stems = [...workStems(ws, VERB_FACTOR)]
+    // Each agent's score is the sum over the step's stems, in their order, of weight × factor, as if every agent's
+    // weights were read for every stem (a missing stem adds 0); the first agent with the highest score wins.
+    const scores = new Float64Array(this.agents.length)
+    for (const [s, factor] of workStems(ws, VERB_FACTOR)) {
+      for (const { at, weight } of this.postings.get(s) ?? []) scores[at]! += weight * factor
+    }
     let best: Match = { agent: null, score: 0 }
-    for (const { agent, weights } of this.agents) {
-      let score = 0
-      for (const [s, factor] of stems) score += (weights.get(s) ?? 0) * factor
-      if (score > best.score) best = { agent, score }
+    for (let at = 0; at < scores.length; at++) {
+      if (scores[at]! > best.score) best = { agent: this.agents[at]!.agent, score: scores[at]! }
     }
     return best.score >= MATCH_THRESHOLD ? best : { agent: null, score: best.score }
   }

@@ -10,9 +10,11 @@ import { refineCycle } from './refine/index.js'
 import type { PlanRequest, SearchPlan } from './plan.js'
 import type { Drafter, DraftOutcome, DraftRequest } from './types.js'
 import type { WorkerTask } from './worker.js'
+import { draftingJsonOf } from '../agents/drafting-cache.js'
+import { indexByText, keptIndex } from './index-by-text.js'
 
-export function draftBuiltin(request: DraftRequest, makeId: () => string = newId): DraftOutcome {
-  const context = { agents: new AgentIndex(request.agents), newId: makeId }
+export function draftBuiltin(request: DraftRequest, makeId: () => string = newId, agents?: AgentIndex): DraftOutcome {
+  const context = { agents: agents ?? new AgentIndex(request.agents), newId: makeId }
   return request.mode === 'refine' && request.current ? refineCycle(request.prompt, request.current, context) : generateCycle(request.prompt, context)
 }
 
@@ -46,10 +48,30 @@ export function createBuiltinDrafter(options: BuiltinOptions = {}): Drafter {
   return {
     name: 'builtin',
     async draft(request) {
-      return (await runOffLoop({ kind: 'draft', request }, deadlineMs)) as DraftOutcome
+      // Agents listed by the store travel as their JSON text: one string to copy instead of a structured clone of
+      // every agent (a fifth of the main thread's CPU per draft, bench:profile draft), and the worker keeps what it
+      // built from a text it has seen (worker.ts).
+      const agentsJson = draftingJsonOf(request.agents)
+      if (agentsJson !== undefined && draftsHere(request, agentsJson)) return draftBuiltin(request, newId, indexByText(agentsJson, request.agents))
+      const task: WorkerTask = agentsJson === undefined ? { kind: 'draft', request } : { kind: 'draft', request: { ...request, agents: [] }, agentsJson }
+      return (await runOffLoop(task, deadlineMs)) as DraftOutcome
     },
   }
 }
+
+/**
+ * A short generate prompt is drafted on this thread, without the pool's two thread hops (on a busy core they
+ * were most of a small draft's cost: bench:profile draft): its cost is bounded by its length (reading steps is
+ * linear, and the slowest hostile prompt cut to this length drafts in about a millisecond over
+ * DRAFT_ALL_AGENTS_UP_TO agents; docs/performance.md). Only over a list of agents from the store (with its JSON
+ * text, so ≤ DRAFT_ALL_AGENTS_UP_TO agents) whose index this thread holds, or can build from at most
+ * INLINE_AGENTS_TEXT characters; refines, longer prompts and larger lists go to the pool under the deadline.
+ */
+export const INLINE_PROMPT_CHARS = 1000
+export const INLINE_AGENTS_TEXT = 64 * 1024
+
+const draftsHere = (request: DraftRequest, agentsJson: string) =>
+  request.mode === 'generate' && request.prompt.length <= INLINE_PROMPT_CHARS && (agentsJson.length <= INLINE_AGENTS_TEXT || keptIndex(agentsJson) !== undefined)
 
 /** What to search a workspace's agents by for a draft (plan.ts), worked out on the pool. */
 export async function searchPlanOffLoop(request: PlanRequest, deadlineMs = DEFAULT_DRAFT_DEADLINE_MS): Promise<SearchPlan> {

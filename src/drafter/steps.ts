@@ -104,7 +104,7 @@ const TRAILING_ASSIGNMENT = /^(?:to\s+be\s+)?(?:handled|done|owned|assigned|give
  * sentences, split at sequencing words and then at comma/semicolon series of verb clauses.
  * `actorNames` are the workspace agents' names, lower case (so that "Analyst pulls …" counts as a verb clause).
  */
-export function splitSteps(body: string, actorNames: string[]): string[] {
+export function splitSteps(body: string, actorNames: readonly string[]): string[] {
   const actorWords = new Set(actorNames)
   const lines = body.split('\n')
   const items = lines.map((line) => LIST_ITEM.exec(line)).filter((m): m is RegExpExecArray => m !== null)
