@@ -27,6 +27,7 @@ import { agentRoutes } from './agents/routes.js'
 import { assetRoutes } from './assets/routes.js'
 import { templateRoutes } from './templates/routes.js'
 import { mcpServerRoutes } from './mcp/routes.js'
+import { mcpEndpoint } from './mcp-server/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
 import { cycleRoutes } from './cycles/routes.js'
@@ -209,8 +210,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(cors, {
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
       methods: API_METHODS,
-      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-match'],
-      exposedHeaders: ['location', 'etag', 'x-request-id', 'idempotent-replayed', 'retry-after'],
+      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-match', 'tandem-client', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+      exposedHeaders: ['location', 'etag', 'x-request-id', 'idempotent-replayed', 'retry-after', 'mcp-session-id'],
     })
   }
   await registerDocs(app)
@@ -250,6 +251,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   )
   // Outside the API-key authentication: an inbound hook's call is signed with the hook's own secret.
   await app.register(inboundHookRoutes({ store: sharedStore?.Store }), { prefix: '/hooks' })
+  // Tandem as an MCP server (its own context: the keys, roles and rate limits of /api).
+  await app.register(mcpEndpoint, { defaultWorkspaceId, store: sharedStore?.Store })
   await app.register(consoleRoutes)
   return app
 }
