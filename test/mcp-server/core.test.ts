@@ -11,7 +11,7 @@ import { build, dialects, send } from '../helpers.js'
 import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
-import { createCycle, createStream, getRun, NIL, runIn } from '../runs/setup.js'
+import { createStream, getRun, NIL, runIn } from '../runs/setup.js'
 import { call, connect, listen, type Connected } from './setup.js'
 
 const TOOL_NAMES = [
@@ -100,9 +100,12 @@ for (const dialect of dialects()) {
       const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }
       const post = (headers: Record<string, string>, body: unknown = init) =>
         fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) })
-      const none = await post({})
-      assert.equal(none.status, 401)
-      assert.equal(none.headers.get('www-authenticate'), 'Bearer realm="tandem"')
+      // Local mode (the tests' default) lets a key-less loopback request act as `local`, as on /api; a bad key is 401.
+      assert.equal((await post({})).status, 200)
+      const bad = await post({ authorization: 'Bearer tdm_nope' })
+      assert.equal(bad.status, 401)
+      assert.equal(bad.headers.get('www-authenticate'), 'Bearer realm="tandem"')
+      assert.equal((await bad.json()).status, 401)
       assert.equal((await post(agent)).status, 403)
       await assert.rejects(connect(base, agent))
       const opened = await post(maria)
@@ -117,6 +120,19 @@ for (const dialect of dialects()) {
       assert.equal((await fetch(`${base}/mcp`, { method: 'DELETE', headers: { ...maria, 'mcp-session-id': sessionId } })).status, 204)
       assert.equal((await post({ ...maria, 'mcp-session-id': sessionId }, list)).status, 404)
       assert.equal((await fetch(`${base}/.well-known/oauth-protected-resource`)).status, 404)
+    })
+
+    it('with TANDEM_AUTH=required, no key is a 401 naming no resource_metadata', async () => {
+      const strict = await build(dialect, { TANDEM_AUTH: 'required' })
+      try {
+        const url = await listen(strict)
+        const none = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' })
+        assert.equal(none.status, 401)
+        assert.equal(none.headers.get('www-authenticate'), 'Bearer realm="tandem"')
+        await assert.rejects(connect(url, {}))
+      } finally {
+        await strict.close()
+      }
     })
 
     it('list_inbox, claim_item, release_item, decide_phase: the pool, twice, another workspace; the decision reads back via mcp', async () => {
@@ -162,6 +178,8 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/phases/${phase.id}/decision`, { decision: 'approve' }, { ...maria, 'tandem-client': 'console' })).statusCode, 200)
       const twice = await call(client, 'decide_phase', { runId: run.id, phaseRunId: phase.id, decision: 'approve' })
       assert.equal(twice.body.type, 'urn:tandem:problem:already-approved')
+      const noNote = await call(await as(tom), 'decide_phase', { runId: run.id, phaseRunId: phase.id, decision: 'revise' })
+      assert.equal(noNote.body.status, 422)
       const revise = await call(await as(boss), 'decide_phase', { runId: run.id, phaseRunId: phase.id, decision: 'reject', override: true })
       assert.equal(revise.isError, false, revise.sentence)
       const read = await getRun(app, run.id)
@@ -174,7 +192,6 @@ for (const dialect of dialects()) {
       }
       const { streamId } = await waitingStream(app, `w-${randomUUID().slice(0, 6)}`)
       assert.equal((await send(app, 'GET', `/api/me/inbox?streamId=${streamId}`, undefined, maria)).json().data.length, 0)
-      void createCycle
     })
   })
 }
