@@ -105,7 +105,7 @@ for (const dialect of dialects()) {
       const bad = await post({ authorization: 'Bearer tdm_nope' })
       assert.equal(bad.status, 401)
       assert.equal(bad.headers.get('www-authenticate'), 'Bearer realm="tandem"')
-      assert.equal((await bad.json()).status, 401)
+      assert.equal(((await bad.json()) as { status: number }).status, 401)
       assert.equal((await post(agent)).status, 403)
       await assert.rejects(connect(base, agent))
       const opened = await post(maria)

@@ -64,7 +64,7 @@ for (const dialect of dialects().filter((d) => d === 'sqlite')) {
       const file = join('test', 'mcp-server', `.walkthrough-${randomBytes(4).toString('hex')}.mjs`)
       writeFileSync(file, script)
       try {
-        const { stdout } = await promisify(execFile)(process.execPath, [file], { env: { ...process.env, TANDEM_URL: base, TANDEM_KEY: maria.authorization.slice('Bearer '.length) }, timeout: 30000 })
+        const { stdout } = await promisify(execFile)(process.execPath, [file], { env: { ...process.env, TANDEM_URL: base, TANDEM_KEY: String(maria.authorization).slice('Bearer '.length) }, timeout: 30000 })
         const pattern = new RegExp('^' + expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^\\n]*?') + '$')
         assert.match(stdout.trimEnd(), pattern)
       } finally {
