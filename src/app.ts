@@ -98,7 +98,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Secrets never reach a log line: keys, and credential secrets should a body ever be logged.
     logger: {
       level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.body.secret', 'body.secret', 'request.body.secret', 'secret'],
+      redact: ['req.headers.authorization', 'req.headers["tandem-mcp-mark"]', 'req.body.secret', 'body.secret', 'request.body.secret', 'secret'],
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     // Requests are logged at debug level (see below), so that the default level costs nothing per request.

@@ -25,6 +25,8 @@ export async function callTwin(app: FastifyInstance, request: FastifyRequest, ca
   const query = Object.entries(call.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${encodeURIComponent(k)}=${segment(v)}`)
   const headers: Record<string, string> = { [MCP_MARK_HEADER]: MCP_MARK, host: request.headers.host ?? 'localhost' }
   if (request.headers.authorization) headers.authorization = request.headers.authorization
+  // The twin continues the /mcp request's trace, as a REST call would continue its own.
+  if (typeof request.headers.traceparent === 'string') headers.traceparent = request.headers.traceparent
   if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey
   if (call.body !== undefined) headers['content-type'] = 'application/json'
   const response = await app.inject({

@@ -11,7 +11,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { createApiKey } from '../../src/principals/store.js'
 import { build, dialects, send } from '../helpers.js'
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
-import { createAgent, createCycle, createStream, getRun, startRun } from '../runs/setup.js'
+import { createAgent, createCycle, createStream, getRun, NIL, runIn, startRun } from '../runs/setup.js'
 import { waitFor } from '../runs/agent-server.js'
 import { keyFor } from '../schedules/setup.js'
 import { call, connect, listen, type Connected } from './setup.js'
@@ -166,6 +166,17 @@ for (const dialect of dialects()) {
       }, 10000, 'a notification')
       const read = await client.readResource({ uri })
       assert.ok(JSON.parse(String((read.contents[0] as { text: string }).text)).data.length > 0)
+
+      // The inbox: a new decision for maria (a gate of people's work, empty pool) notifies; so does the run.
+      await client.subscribeResource({ uri: 'tandem://inbox' })
+      const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId: NIL, autoAdvance: false, name: 'Gate' }], `g-${randomUUID().slice(0, 8)}`))
+      await client.subscribeResource({ uri: `tandem://runs/${run.id}` })
+      await waitFor(async () => updated.includes('tandem://inbox') || undefined, 5000, 'the inbox notification')
+      const waiting = await runIn(app, run.id, 'waiting')
+      updated.length = 0
+      await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, maria)
+      await waitFor(async () => (updated.includes(`tandem://runs/${run.id}`) && updated.includes('tandem://inbox')) || undefined, 5000, 'the run and inbox notifications')
+      await client.unsubscribeResource({ uri: 'tandem://inbox' })
     })
   })
 }
