@@ -17,6 +17,7 @@ import type { InboxItem } from '../inbox/schemas.js'
 import { TOOLS, TOOL_BY_NAME, type ToolSpec } from './tools.js'
 import { outputSchemas } from './output-schemas.js'
 import { callTwin, type TwinAnswer } from './twin.js'
+import { actOnWait, actsOnWait } from './waits.js'
 import { RESOURCE_TEMPLATES, RESOURCES, canonicalUri, resourceOf } from './resources.js'
 import { changeSubscription, type McpSession } from './sessions.js'
 
@@ -60,6 +61,7 @@ function bounded(tool: ToolSpec, body: Json): Json {
 
 /** What a tool answers, before it becomes a result: its twin's body, or the twin's problem. */
 export async function runTool(context: McpContext, tool: ToolSpec, args: Json): Promise<TwinAnswer> {
+  if (actsOnWait(tool.name)) return actOnWait(context.app, context.request, tool.name, args)
   const answer = await callTwin(context.app, context.request, tool.twin(args))
   if (!answer.ok || tool.name !== 'read_messages') return answer
   // The stream exists in the caller's workspace (the twin said so): its latest messages, oldest first.
@@ -76,7 +78,14 @@ async function callTool(context: McpContext, name: string, args: Json): Promise<
     const errors = fieldErrors(validate.errors ?? [], 'body')
     return refused(toProblem('validation-error', `The arguments have ${errors.length} problem${errors.length === 1 ? '' : 's'}; see errors.`, errors))
   }
-  const answer = await runTool(context, tool, args)
+  let answer: TwinAnswer
+  try {
+    answer = await runTool(context, tool, args)
+  } catch (error) {
+    // As on REST: a failure of ours is logged, and the caller reads only the request id.
+    context.request.log.error({ err: error, tool: name }, 'an MCP tool failed')
+    return refused(toProblem('internal-error', `Something went wrong on our side; quote request id ${context.request.id} when reporting it.`))
+  }
   if (!answer.ok) return refused(asArgumentProblem(answer.problem))
   const body = bounded(tool, tool.shape ? tool.shape(answer.body as Json, args) : (answer.body as Json))
   const sentence = tool.say(body, args).slice(0, 500)

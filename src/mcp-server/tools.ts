@@ -24,7 +24,7 @@ export interface ToolSpec {
   input: TObject
   /** The twin's operationId: its success body's schema is the output schema. */
   operationId: string
-  /** The REST call; `latest` for read_messages, which reads the latest messages (oldest first) after checking the stream. */
+  /** The REST call (read_messages: the stream's, then its latest messages; the wait tools: documentation, see waits.ts). */
   twin: (args: Args) => TwinCall
   /** The structuredContent, when it is not the twin's body as it is. */
   shape?: (body: Body, args: Args) => Body

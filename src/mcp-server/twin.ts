@@ -1,5 +1,6 @@
-// A tool's REST twin, called in-process: the same route, and so the same service function, validation, pool rule,
-// quorum, idempotency, events and problem as a REST call, in one transaction. The call carries the /mcp request's
+// A tool's REST twin, called in-process (the tools that act on a wait call the service functions instead: waits.ts):
+// the same route, and so the same service function, validation, idempotency, events and problem as a REST call, in
+// one transaction. The call carries the /mcp request's
 // own Authorization (the same key and principal) and the process's MCP mark, which makes the decision's `via`
 // "mcp" and keeps it from counting against the rate limits a second time (the /mcp request counted once).
 import type { FastifyInstance, FastifyRequest } from 'fastify'

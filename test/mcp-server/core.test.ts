@@ -167,6 +167,7 @@ for (const dialect of dialects()) {
       const again = await call(client, 'decide_phase', { runId: run.id, phaseRunId: phase.id, decision: 'approve' })
       assert.equal(again.body.type, 'urn:tandem:problem:not-awaiting-decision')
       const read = await getRun(app, run.id)
+      assert.deepEqual(decided.structured, read, 'the body REST answers')
       assert.equal(read.phases[0].decisions.length, 1)
       assert.deepEqual([read.phases[0].decisions[0].via, read.phases[0].decisions[0].handle], ['mcp', 'maria'])
     })

@@ -83,6 +83,7 @@ for (const dialect of dialects()) {
       assert.equal(files.calls.filter((c) => (c.arguments as any).path === '/mcp/a').length, 1)
       const listed = await call(client, 'list_tool_calls', { runId: payload.run.id })
       assert.deepEqual(listed.structured, (await send(app, 'GET', `/api/runs/${payload.run.id}/tool-calls`, undefined, maria)).json())
+      assert.deepEqual({ ...approved.structured, status: 'x', output: null, finishedAt: null }, { ...listed.structured.data[0], status: 'x', output: null, finishedAt: null }, 'the body REST answers')
       assert.equal(listed.structured.data[0].approval.via, 'mcp')
       assert.equal(listed.structured.data[0].answeredBy, null)
     })
