@@ -1,7 +1,7 @@
 // How a person's decision came (recorded as `via` on decisions, tool-call approvals and answers): `mcp` from the
-// MCP server's tools (src/mcp-server), which call their REST twin in-process with a mark only this process knows;
-// `console` from the console, whose requests carry `Tandem-Client: console` (a label, not a credential);
-// otherwise `api`.
+// MCP server's tools (src/mcp-server: its wait tools say so to the service; its other in-process calls of a REST
+// route carry a mark only this process knows); `console` from the console, whose requests carry
+// `Tandem-Client: console` (a label, not a credential); otherwise `api`.
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 
