@@ -32,6 +32,8 @@ for (const dialect of dialects()) {
     const as = async (headers: Record<string, string>) => {
       const connected = await connect(base, headers)
       open.push(connected)
+      // Listing the tools makes the client check every structuredContent against its tool's outputSchema.
+      await connected.client.listTools()
       return connected.client
     }
 

@@ -32,6 +32,8 @@ for (const dialect of dialects()) {
     const as = async (headers: Record<string, string>) => {
       const connected = await connect(base, headers)
       open.push(connected)
+      // Listing the tools makes the client check every structuredContent against its tool's outputSchema.
+      await connected.client.listTools()
       return connected.client
     }
 
@@ -82,6 +84,10 @@ for (const dialect of dialects()) {
       await waitFor(async () => files.calls.some((c) => (c.arguments as any).path === '/mcp/a') || undefined)
       assert.equal(files.calls.filter((c) => (c.arguments as any).path === '/mcp/a').length, 1)
       const listed = await call(client, 'list_tool_calls', { runId: payload.run.id })
+      // No key or task token in anything /mcp answered.
+      for (const secret of [agentKey, payload.result.token, maria.authorization!.slice('Bearer '.length)]) {
+        assert.ok(!JSON.stringify([inbox, denied, approved, twice, listed]).includes(secret))
+      }
       assert.deepEqual(listed.structured, (await send(app, 'GET', `/api/runs/${payload.run.id}/tool-calls`, undefined, maria)).json())
       assert.deepEqual({ ...approved.structured, status: 'x', output: null, finishedAt: null }, { ...listed.structured.data[0], status: 'x', output: null, finishedAt: null }, 'the body REST answers')
       assert.equal(listed.structured.data[0].approval.via, 'mcp')
