@@ -52,7 +52,7 @@ function runsOf(text: string, format: 'markdown' | 'plain'): TextRun[] {
 }
 
 export function messageContent(text: string, format: 'markdown' | 'plain'): Content {
-  const paragraphs = text.replace(/\r\n?/g, '\n').split(/\n[ \t]*\n/).map((p) => p.replace(/^\n+|\n+$/g, '')).filter((p) => p.trim() !== '')
+  const paragraphs = text.replace(/\r\n?/g, '\n').split(/\n(?:[ \t]*\n)+/).map((p) => p.replace(/^\n+|\n+$/g, '')).filter((p) => p.trim() !== '')
   const blocks: Content['blocks'] = []
   for (const paragraph of paragraphs.length ? paragraphs : [text]) {
     const rtl = direction(paragraph)

@@ -37,7 +37,7 @@ async function sessionOf(request: FastifyRequest): Promise<McpSession> {
 }
 
 async function answerPost(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const { app } = { app: request.server }
+  const app = request.server
   const body = request.body as { method?: unknown; params?: { protocolVersion?: unknown } } | unknown[]
   const initialize = !Array.isArray(body) && typeof body === 'object' && body !== null && body.method === 'initialize'
   let session: McpSession | null = null
