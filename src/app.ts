@@ -27,6 +27,7 @@ import { agentRoutes } from './agents/routes.js'
 import { assetRoutes } from './assets/routes.js'
 import { templateRoutes } from './templates/routes.js'
 import { mcpServerRoutes } from './mcp/routes.js'
+import { mcpEndpoint } from './mcp-server/routes.js'
 import { streamRoutes } from './streams/routes.js'
 import { chatRoutes } from './chat/routes.js'
 import { cycleRoutes } from './cycles/routes.js'
@@ -48,7 +49,7 @@ import { reportRunMetrics } from './runs/metrics.js'
 import { taskResultRoutes } from './runs/task-routes.js'
 import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
-import { sharedRateLimitStore } from './http/rate-limit-store.js'
+import { memoryRateLimitStore, sharedRateLimitStore } from './http/rate-limit-store.js'
 import { inboxRoutes } from './inbox/routes.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
@@ -100,7 +101,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Secrets never reach a log line: keys, and credential secrets should a body ever be logged.
     logger: {
       level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.body.secret', 'body.secret', 'request.body.secret', 'secret'],
+      redact: ['req.headers.authorization', 'req.headers["tandem-mcp-mark"]', 'req.body.secret', 'body.secret', 'request.body.secret', 'secret'],
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     // Requests are logged at debug level (see below), so that the default level costs nothing per request.
@@ -220,13 +221,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   reportRunMetrics(app)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
+  // /api and /mcp spend one budget per key and per peer (in Redis, or in this process's memory).
+  const apiLimitStore = sharedStore?.Store ?? memoryRateLimitStore()
 
   if (config.corsOrigins) {
     await app.register(cors, {
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
       methods: API_METHODS,
-      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-match'],
-      exposedHeaders: ['location', 'etag', 'x-request-id', 'idempotent-replayed', 'retry-after'],
+      allowedHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-match', 'tandem-client', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+      exposedHeaders: ['location', 'etag', 'x-request-id', 'idempotent-replayed', 'retry-after', 'mcp-session-id'],
     })
   }
   await registerDocs(app)
@@ -235,7 +238,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async (api) => {
       // Every /api route, the task-result route included. Before authentication: the per-peer budget refuses a
       // key guesser before its keys are looked up.
-      if (config.rateLimit || config.peerRateLimit) await api.register(rateLimits, { perKey: config.rateLimit, perPeer: config.peerRateLimit, store: sharedStore?.Store })
+      if (config.rateLimit || config.peerRateLimit) await api.register(rateLimits, { perKey: config.rateLimit, perPeer: config.peerRateLimit, store: apiLimitStore })
       await api.register(async (keyed) => {
         await keyed.register(authentication, { mode: config.auth, defaultWorkspaceId })
         // A claim older than the request time-out belongs to a dead request (a late commit of a live one fails).
@@ -266,6 +269,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   )
   // Outside the API-key authentication: an inbound hook's call is signed with the hook's own secret.
   await app.register(inboundHookRoutes({ store: sharedStore?.Store }), { prefix: '/hooks' })
+  // Tandem as an MCP server (its own context: the keys, roles and rate limits of /api).
+  await app.register(mcpEndpoint, { defaultWorkspaceId, store: apiLimitStore })
   await app.register(consoleRoutes)
   return app
 }

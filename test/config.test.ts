@@ -24,6 +24,7 @@ describe('configuration', () => {
       maxStreamsPerKey: 128,
       maxStreamsPerPeer: 256,
       sseMaxLifetimeMs: 3600000,
+      mcpSessionIdleMs: 86400000,
       logLevel: 'info',
       eventRetentionDays: 7,
       sseKeepAliveMs: 15000,

@@ -18,6 +18,7 @@ import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTrigge
 import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 import type { ToolCallTable } from '../runs/tool-calls.table.js'
 import type { InstanceTable } from '../failover/instances.table.js'
+import type { McpSessionTable } from '../mcp-server/sessions.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -52,4 +53,5 @@ export interface Database {
   trigger_chains: TriggerChainTable
   trigger_chain_runs: TriggerChainRunTable
   schedule_firings: ScheduleFiringTable
+  mcp_sessions: McpSessionTable
 }

@@ -26,6 +26,7 @@ import * as runsRouteCalls from './migrations/0070_runs_route_calls.js'
 import * as instances from './migrations/0105_instances.js'
 import * as triggerChains from './migrations/0110_trigger_chains.js'
 import * as scheduleFirings from './migrations/0111_schedule_firings.js'
+import * as mcpSessions from './migrations/0085_mcp_sessions.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '0105_instances': instances,
   '0110_trigger_chains': triggerChains,
   '0111_schedule_firings': scheduleFirings,
+  '0085_mcp_sessions': mcpSessions,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

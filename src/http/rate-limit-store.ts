@@ -88,3 +88,24 @@ export async function sharedRateLimitStore(url: string, log: FastifyBaseLogger, 
     },
   }
 }
+
+type LocalStoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, cache?: number) => FastifyRateLimitStore
+const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as LocalStoreCtor
+
+/**
+ * Without Redis: one in-memory count shared by every context that registers the limits with it (/api and /mcp
+ * spend one budget per key and per peer), instead of one count per registration. Its child (the per-peer count) is
+ * shared the same way.
+ */
+export function memoryRateLimitStore(): FastifyRateLimitStoreCtor {
+  let shared: FastifyRateLimitStore | undefined
+  let child: FastifyRateLimitStore | undefined
+  class SharedMemoryStore {
+    constructor(options: { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
+      shared ??= new LocalStore(options.continueExceeding ?? false, options.exponentialBackoff ?? false)
+      const parent = shared
+      return { incr: parent.incr.bind(parent), child: (routeOptions: Parameters<FastifyRateLimitStore['child']>[0]) => (child ??= parent.child(routeOptions)) }
+    }
+  }
+  return SharedMemoryStore as unknown as FastifyRateLimitStoreCtor
+}

@@ -4,7 +4,7 @@
 //   key is looked up — guessing keys meets a 429 without costing a database read per guess;
 // - per API key's principal (TANDEM_RATE_LIMIT): the plugin's per-route hook, which runs after the context's
 //   hooks (authentication among them), so the principal is known.
-// Past either budget the request is a 429 problem with Retry-After.
+// Past either budget the request is a 429 problem with Retry-After. /mcp counts the same way, each HTTP request once.
 // With TANDEM_REDIS_URL the counts live in Redis (see rate-limit-store.ts), shared by every instance; a check
 // Redis cannot answer lets the request through (fail open).
 import type { FastifyInstance } from 'fastify'
@@ -12,6 +12,7 @@ import fp from 'fastify-plugin'
 import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { RateLimit } from '../config.js'
 import { AppError } from './problem.js'
+import { isMcpCall } from './via.js'
 
 const WINDOW_NAMES: Record<number, string> = { 1000: 'second', 60000: 'minute', 3600000: 'hour' }
 
@@ -27,6 +28,8 @@ async function limits(app: FastifyInstance, options: { perKey: RateLimit | null;
     max: options.perKey?.max ?? 1,
     timeWindow: options.perKey?.windowMs ?? 1000,
     hook: 'onRequest',
+    // The MCP server's in-process calls of a tool's REST twin: the /mcp request already counted (src/http/via.ts).
+    allowList: (request) => isMcpCall(request),
     // The task-result route authenticates with a task's token, not a key: there the peer's address is the key.
     keyGenerator: (request) => request.principal?.principalId ?? `peer ${request.ip}`,
     errorResponseBuilder: (_request, context) => rateLimited(context.max, context.after, context.ttl),
@@ -35,6 +38,7 @@ async function limits(app: FastifyInstance, options: { perKey: RateLimit | null;
     const { max, windowMs } = options.perPeer
     const countPeer = app.createRateLimit({ max, timeWindow: windowMs, keyGenerator: (request) => `peer ${request.ip}` })
     app.addHook('onRequest', async (request) => {
+      if (isMcpCall(request)) return
       const count = await countPeer(request)
       if (!count.isAllowed && count.isExceeded) throw rateLimited(max, WINDOW_NAMES[windowMs] ?? `${windowMs} ms`, count.ttl)
     })

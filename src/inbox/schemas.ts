@@ -1,6 +1,6 @@
 // Inbox shapes (OPERATORS.md "The inbox").
 import Type, { type Static } from 'typebox'
-import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { Nullable, PageQuery, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 
 export const INBOX_KINDS = ['decision', 'tool_approval', 'question'] as const
 
@@ -26,5 +26,16 @@ export const InboxItem = Type.Object(
   { title: 'InboxItem' },
 )
 export type InboxItem = Static<typeof InboxItem>
+
+/** GET /api/me/inbox: a page, narrowed to one kind, one stream, or the items the caller claimed (anything else: 400). */
+export const InboxQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    kind: Type.Optional(StringEnum(INBOX_KINDS, { description: 'only items of this kind' })),
+    streamId: Type.Optional(Uuid),
+    claimed: Type.Optional(StringEnum(['me'], { description: '`me`: only the items the caller has claimed' })),
+  },
+  { additionalProperties: false },
+)
 
 export const ClaimParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })

@@ -4,6 +4,7 @@
 // event — so a state change, its work and its event commit together or not at all.
 //
 // Which moves are allowed is data, in transitions.ts, checked by persistRun.
+import type { Via } from '../http/via.js'
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -329,6 +330,8 @@ export interface Decider {
   override?: true
   /** the system, deciding the phase's `onExpire` when its expireAfter ran out */
   expired?: true
+  /** how a person's decision came (src/http/via.ts); the system's decisions carry none */
+  via?: Via
 }
 
 /** Who decides when a decision expires (handle `system`). */
@@ -357,7 +360,7 @@ export async function decide(t: Transition, run: Run, phase: PhaseRun, decision:
     return { refused: 'already-approved', detail: `You have already approved phase "${phase.phaseName}"; it needs approvals from ${phase.approvals?.need ?? 1} different people.` }
   }
   const before = snapshotOf(run)
-  phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now(), ...(decider.override ? { override: true } : {}), ...(decider.expired ? { expired: true } : {}) })
+  phase.decisions.push({ decision, note, principalId: decider.principalId, handle: decider.handle, at: now(), ...(decider.override ? { override: true } : {}), ...(decider.expired ? { expired: true } : {}), ...(decider.via ? { via: decider.via } : {}) })
   if (decision === 'approve') {
     const need = phase.approvals?.need ?? 1
     const approvers = approversOf(phase)

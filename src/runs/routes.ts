@@ -7,6 +7,7 @@ import { Page, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
 import { traceparentFor } from '../http/trace.js'
+import { viaOf } from '../http/via.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleParams } from '../cycles/schemas.js'
@@ -157,7 +158,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const caller = request.principal
+      const caller = { ...request.principal, via: viaOf(request) }
       return reply.withTransaction((trx) =>
         decidePhase({ settings }, trx, caller, {
           runId: request.params.runId.toLowerCase(),

@@ -1,5 +1,6 @@
 // Run shapes (RUNS.md "Runs" and "Tasks"): the run with its phases, the requests that start and steer runs,
 // and the task answer and claim bodies.
+import { VIAS } from '../http/via.js'
 import Type, { type Static } from 'typebox'
 import { Content } from '../chat/schemas.js'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
@@ -60,6 +61,7 @@ export const Decision = Type.Object(
     at: Timestamp,
     override: Type.Optional(Type.Literal(true, { description: 'present when an admin outside the phase\'s operatorPool decided it with `override: true`' })),
     expired: Type.Optional(Type.Literal(true, { description: 'present on the decision the system made when the phase\'s expireAfter ran out (handle `system`)' })),
+    via: Type.Optional(StringEnum(VIAS, { description: 'how a person\'s decision came: `console`, `mcp`, `a2a`, else `api`; absent on the system\'s' })),
   },
   { title: 'RunDecision' },
 )

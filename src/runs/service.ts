@@ -14,6 +14,7 @@ import { withLockedRun } from './locked.js'
 import type { Run } from './schemas.js'
 import { mayDecide } from './pool.js'
 import type { Principal } from '../principals/store.js'
+import type { Via } from '../http/via.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import { MAX_INPUT_BYTES, MAX_RUNS_PER_TRIGGER } from './limits.js'
 
@@ -112,7 +113,7 @@ export async function cancel(deps: RunDeps, trx: Kysely<Database>, actor: Actor 
 export async function decidePhase(
   deps: RunDeps,
   trx: Kysely<Database>,
-  caller: { workspaceId: string } & Caller,
+  caller: { workspaceId: string; via?: Via } & Caller,
   input: { runId: string; phaseRunId: string; decision: 'approve' | 'revise' | 'reject'; note: string | null; override: boolean },
 ): Promise<Run> {
   if (input.override && caller.role !== 'admin') throw new AppError('forbidden', 'Only an admin may decide with `override`.')
@@ -125,7 +126,7 @@ export async function decidePhase(
       const hint = caller.role === 'admin' ? ' As an admin you may decide it anyway with `"override": true` (recorded).' : ''
       throw new AppError('forbidden', `Only ${pool} may decide phase "${phase.phaseName}".${hint}`)
     }
-    const decider: Decider = { principalId: caller.principalId, handle: caller.handle, ...(pooled ? {} : { override: true as const }) }
+    const decider: Decider = { principalId: caller.principalId, handle: caller.handle, ...(pooled ? {} : { override: true as const }), ...(caller.via ? { via: caller.via } : {}) }
     const result = await decide(t, run, phase, input.decision, input.note, decider)
     if ('refused' in result) {
       if (result.refused === 'not-awaiting-decision') throw new AppError('not-awaiting-decision', result.detail)

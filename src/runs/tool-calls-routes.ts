@@ -10,6 +10,7 @@ import { DecisionParams, RunIdParams } from './schemas.js'
 import { MAX_NOTE_LENGTH } from './limits.js'
 import { answerQuestion, decideToolCall, listToolCalls } from './tool-calls.js'
 import { ToolCallSchema } from './tool-calls-schemas.js'
+import { viaOf } from '../http/via.js'
 
 const ToolCallParams = Type.Object({ runId: Uuid, callId: Uuid }, { additionalProperties: false })
 const ToolDecisionBody = Type.Object(
@@ -51,7 +52,7 @@ export const toolCallRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) =>
       reply.withTransaction((trx) =>
-        decideToolCall(settings, trx, request.principal, { runId: request.params.runId, callId: request.params.callId, decision: request.body.decision, note: request.body.note ?? null }),
+        decideToolCall(settings, trx, { ...request.principal, via: viaOf(request) }, { runId: request.params.runId, callId: request.params.callId, decision: request.body.decision, note: request.body.note ?? null }),
       ),
   )
 
@@ -65,6 +66,6 @@ export const toolCallRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      reply.withTransaction((trx) => answerQuestion(settings, trx, request.principal, { runId: request.params.runId, phaseRunId: request.params.phaseRunId, text: request.body.text })),
+      reply.withTransaction((trx) => answerQuestion(settings, trx, { ...request.principal, via: viaOf(request) }, { runId: request.params.runId, phaseRunId: request.params.phaseRunId, text: request.body.text })),
   )
 }

@@ -1,6 +1,7 @@
 // The tool call as the API and the `tool_call.*` events show it (AGENTS.md, "Tools").
 import Type from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { VIAS } from '../http/via.js'
 
 /** Characters of `output` in the list and in events; the model receives the whole (at most 64 KiB). */
 export const LISTED_OUTPUT_CHARS = 4000
@@ -24,7 +25,11 @@ export const ToolCallSchema = Type.Object(
         principalId: Nullable(Type.String()),
         handle: Nullable(Type.String()),
         at: Nullable(Timestamp),
+        via: Type.Optional(StringEnum(VIAS, { description: 'how a person\'s decision came: `console`, `mcp`, else `api`; absent on the system\'s' })),
       }, { description: 'set on calls whose MCP server\'s `approval` globs say "always"' }),
+    ),
+    answeredBy: Nullable(
+      Type.Object({ principalId: Type.String(), handle: Nullable(Type.String()), at: Timestamp, via: StringEnum(VIAS) }, { description: 'who answered the question (`tandem.ask_operator`) and how; null until answered, and on other calls' }),
     ),
     startedAt: Timestamp,
     finishedAt: Nullable(Timestamp),

@@ -25,6 +25,8 @@ export interface ToolCallTable {
   approval: string | null
   /** JSON: the loop's state when the step's calls were made (messages, usage, step). */
   loop_state: string | null
+  /** JSON: { principalId, handle, at, via } once an operator answered the question, else null. */
+  answered_by: string | null
   dispatched_at: string | null
   started_at: string
   finished_at: string | null

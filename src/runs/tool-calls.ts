@@ -10,6 +10,7 @@ import { normalizeHandle } from '../principals/handles.js'
 import { appendEvent } from '../events/store.js'
 import { enqueueJob } from '../jobs/index.js'
 import type { Principal } from '../principals/store.js'
+import type { Via } from '../http/via.js'
 import { failWaitingPhase, persistRun, type Transition } from './machine.js'
 import { DEFAULT_PHASE_POLICY } from '../cycles/policy.js'
 import { escalatedEvent, remindEffect, toolWaitOf, type ClockEffects } from './decision-timers.js'
@@ -23,7 +24,8 @@ import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
 import type { LoopState } from '../tools/loop.js'
 import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
 
-export type ToolCallRow = Selectable<ToolCallTable>
+// answered_by is optional here: the rows built before insertion leave it out (null in the table).
+export type ToolCallRow = Omit<Selectable<ToolCallTable>, 'answered_by'> & { answered_by?: string | null }
 
 export const ASK_OPERATOR = 'tandem.ask_operator'
 /** The job that makes an approved call of the task tool route, once (keyed by the call). */
@@ -40,6 +42,16 @@ export interface ToolCallApproval {
   principalId: string | null
   handle: string | null
   at: string | null
+  /** how a person's decision came (src/http/via.ts); absent on the system's */
+  via?: Via
+}
+
+/** Who answered a question (`tandem.ask_operator`), and how. */
+export interface AnsweredBy {
+  principalId: string
+  handle: string | null
+  at: string
+  via: Via
 }
 
 export interface ToolCall {
@@ -53,6 +65,7 @@ export interface ToolCall {
   error: string | null
   status: ToolCallStatus
   approval: ToolCallApproval | null
+  answeredBy: AnsweredBy | null
   startedAt: string
   finishedAt: string | null
 }
@@ -71,7 +84,7 @@ function cut(text: string | null): string | null {
 export function toToolCall(row: ToolCallRow, whole = false): ToolCall {
   return {
     id: row.id, runId: row.run_id, phaseRunId: row.phase_run_id, attempt: Number(row.attempt), name: row.name, input: JSON.parse(row.input),
-    output: whole ? row.output : cut(row.output), error: row.error, status: row.status, approval: row.approval === null ? null : JSON.parse(row.approval),
+    output: whole ? row.output : cut(row.output), error: row.error, status: row.status, approval: row.approval === null ? null : JSON.parse(row.approval), answeredBy: row.answered_by ? JSON.parse(row.answered_by) : null,
     startedAt: row.started_at, finishedAt: row.finished_at,
   }
 }
@@ -142,7 +155,7 @@ async function resumeIfSettled(t: Transition, run: Run, phase: PhaseRun, taskId:
   await persistRun(t, run, 'tool_resume', before)
 }
 
-type Caller = { workspaceId: string } & Pick<Principal, 'principalId' | 'role' | 'handle'>
+type Caller = { workspaceId: string; via?: Via } & Pick<Principal, 'principalId' | 'role' | 'handle'>
 
 /** The pool rule for one waiting call (escalated with its own clock: admins too). */
 function checkPool(caller: Caller, phase: PhaseRun, callId: string): void {
@@ -175,9 +188,9 @@ export async function decideToolCall(
 }
 
 /** Records the decision on a call awaiting approval (an operator's, or the system's at expiry) and resumes the phase. */
-async function settleApproval(t: Transition, run: Run, phase: PhaseRun, row: ToolCallRow, decision: 'approve' | 'deny', note: string | null, by: Pick<Caller, 'principalId' | 'handle'>): Promise<ToolCallRow> {
+async function settleApproval(t: Transition, run: Run, phase: PhaseRun, row: ToolCallRow, decision: 'approve' | 'deny', note: string | null, by: Pick<Caller, 'principalId' | 'handle' | 'via'>): Promise<ToolCallRow> {
   const at = now()
-  const approval: ToolCallApproval = { required: true, decision, note, principalId: by.principalId, handle: by.handle, at }
+  const approval: ToolCallApproval = { required: true, decision, note, principalId: by.principalId, handle: by.handle, at, ...(by.via ? { via: by.via } : {}) }
   const who = by.handle ? `@${by.handle}` : by.principalId
   const updated = await updateCall(
     t.db,
@@ -211,7 +224,9 @@ export async function answerQuestion(
     if (phase.status !== 'awaiting_input' || !row) {
       throw new AppError('not-awaiting-input', `Phase "${phase.phaseName}" ${statusInWords(phase.status)}, not waiting for an answer to a question.`)
     }
-    const updated = await updateCall(trx, row.id, { status: 'succeeded', output: input.text, finished_at: now() })
+    const at = now()
+    const answeredBy: AnsweredBy = { principalId: caller.principalId, handle: caller.handle, at, via: caller.via ?? 'api' }
+    const updated = await updateCall(trx, row.id, { status: 'succeeded', output: input.text, finished_at: at, answered_by: JSON.stringify(answeredBy) })
     await recordToolCallEvent(trx, updated, run.streamId, 'tool_call.updated', t.traceparent)
     await resumeIfSettled(t, run, phase, row.task_id)
     return toToolCall(updated)

@@ -685,6 +685,8 @@ test('the console in Chromium', async (t) => {
         await checkPage(page, 'chat with a decision inline', shots && 'chat-decision-inline')
         await answer.getByRole('button', { name: 'Approve' }).click()
         await answer.getByRole('list', { name: 'Decisions on Write reply' }).getByText('@local approved').waitFor(WAIT)
+        // Where each decision came from: these were made in the console (it marks its requests).
+        await answer.getByRole('list', { name: 'Decisions on Write reply' }).getByText('via console').first().waitFor(WAIT)
         assert.equal(await answer.getByRole('button', { name: 'Approve' }).count(), 0)
 
         await page.getByRole('tab', { name: 'Runs' }).click()

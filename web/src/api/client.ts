@@ -46,6 +46,8 @@ export class ApiError extends Error {
 function authorize(headers: Headers) {
   const key = apiKey.get()
   if (key && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`)
+  // A label, not a credential: the server records `via: "console"` on the decisions made here.
+  headers.set('tandem-client', 'console')
 }
 
 const auth: Middleware = {

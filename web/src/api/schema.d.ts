@@ -2216,6 +2216,11 @@ export interface components {
              * @enum {boolean}
              */
             expired?: true;
+            /**
+             * @description how a person's decision came: `console`, `mcp`, `a2a`, else `api`; absent on the system's
+             * @enum {string}
+             */
+            via?: "api" | "console" | "mcp" | "a2a";
         };
         /** RunPage */
         RunPage: {
@@ -2601,6 +2606,23 @@ export interface components {
                  * @description ISO 8601 UTC with milliseconds
                  */
                 at: string | null;
+                /**
+                 * @description how a person's decision came: `console`, `mcp`, else `api`; absent on the system's
+                 * @enum {string}
+                 */
+                via?: "api" | "console" | "mcp" | "a2a";
+            } | null;
+            /** @description who answered the question (`tandem.ask_operator`) and how; null until answered, and on other calls */
+            answeredBy: {
+                principalId: string;
+                handle: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                at: string;
+                /** @enum {string} */
+                via: "api" | "console" | "mcp" | "a2a";
             } | null;
             /**
              * Format: date-time
@@ -9765,6 +9787,12 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                /** @description only items of this kind */
+                kind?: "decision" | "tool_approval" | "question";
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId?: string;
+                /** @description `me`: only the items the caller has claimed */
+                claimed?: "me";
             };
             header?: never;
             path?: never;

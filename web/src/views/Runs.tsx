@@ -8,7 +8,7 @@ import { AgentName, useAgentLabels } from '../agents'
 import { allPages } from '../pages'
 import { Badge, Empty, ErrorMessage, formatDuration, Loading, RelativeTime, shortId, StatusBadge, useNow } from '../ui'
 import { DecisionForm, inPool } from './Decide'
-import { PhaseToolCalls, useToolCalls, type ToolCall } from './ToolCalls'
+import { PhaseToolCalls, useToolCalls, VIA, type ToolCall } from './ToolCalls'
 
 export const FINISHED = ['succeeded', 'failed', 'rejected', 'canceled']
 
@@ -81,7 +81,7 @@ export function DecisionHistory({ phase }: { phase: PhaseRun }) {
       {phase.decisions.map((d, i) => (
         <li key={i}>
           <StatusBadge status={d.decision} />
-          <span><strong>{d.handle ? `@${d.handle}` : shortId(d.principalId)}</strong> {DECIDED[d.decision]}{d.note ? `: “${d.note}”` : ''}</span>
+          <span><strong>{d.handle ? `@${d.handle}` : shortId(d.principalId)}</strong> {DECIDED[d.decision]}{d.note ? `: “${d.note}”` : ''}{d.via ? <span className="muted"> · via {VIA[d.via]}</span> : null}</span>
           <span className="muted"><RelativeTime iso={d.at} /></span>
         </li>
       ))}

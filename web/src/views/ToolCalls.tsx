@@ -10,10 +10,13 @@ import { allPages } from '../pages'
 import { Badge, ErrorMessage, formatDuration, RelativeTime, StatusBadge, useField } from '../ui'
 import { inPool } from './Decide'
 
+/** Where a person's decision came from (absent on the system's). */
+export const VIA: Record<string, string> = { api: 'API', console: 'console', mcp: 'MCP', a2a: 'A2A' }
+
 export interface ToolCall {
   id: string; runId: string; phaseRunId: string; attempt: number; name: string; input: unknown
   output: string | null; error: string | null; status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'denied'
-  approval: { required: true; decision: 'approve' | 'deny' | null; note: string | null; handle: string | null; at: string | null } | null
+  approval: { required: true; decision: 'approve' | 'deny' | null; note: string | null; handle: string | null; at: string | null; via?: string } | null
   startedAt: string; finishedAt: string | null
 }
 
@@ -79,7 +82,7 @@ export function ToolCallItem({ run, phase, call }: { run: Run; phase: PhaseRun; 
       {call.output !== null ? <pre className="tool-io" aria-label={question ? 'Answer' : 'Output'}>{call.output}</pre> : null}
       {call.error ? <p className="error">{call.error}</p> : null}
       {call.approval?.decision ? (
-        <p className="small"><StatusBadge status={call.approval.decision === 'approve' ? 'approve' : 'reject'} /> @{call.approval.handle ?? 'someone'} {call.approval.decision === 'approve' ? 'approved' : 'denied'}{call.approval.note ? `: “${call.approval.note}”` : ''}{call.approval.at ? <> · <RelativeTime iso={call.approval.at} /></> : null}</p>
+        <p className="small"><StatusBadge status={call.approval.decision === 'approve' ? 'approve' : 'reject'} /> @{call.approval.handle ?? 'someone'} {call.approval.decision === 'approve' ? 'approved' : 'denied'}{call.approval.note ? `: “${call.approval.note}”` : ''}{call.approval.via ? ` via ${VIA[call.approval.via]}` : ''}{call.approval.at ? <> · <RelativeTime iso={call.approval.at} /></> : null}</p>
       ) : null}
       {call.status === 'awaiting_approval' && inPool(phase, me) ? <ToolDecisionForm runId={run.id} streamId={run.streamId} callId={call.id} name={call.name} /> : null}
     </li>
