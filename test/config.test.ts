@@ -24,6 +24,7 @@ describe('configuration', () => {
       maxStreamsPerKey: 128,
       maxStreamsPerPeer: 256,
       sseMaxLifetimeMs: 3600000,
+      a2aWaitMs: 60000,
       logLevel: 'info',
       eventRetentionDays: 7,
       sseKeepAliveMs: 15000,

@@ -37,7 +37,7 @@ export const a2aApiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/a2a/agents',
     {
       schema: {
-        tags: ['a2a'], operationId: 'listA2aAgents', summary: 'The workspace\'s exposed cycles, oldest first',
+        tags: ['a2a'], operationId: 'listExposedAgents', summary: 'The workspace\'s exposed cycles, oldest first',
         querystring: PageQuery, response: { 200: Page(A2aAgent), ...ProblemResponses },
       },
     },

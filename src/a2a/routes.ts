@@ -103,7 +103,7 @@ export const a2aRoutes = (options: { defaultWorkspaceId: string }): FastifyPlugi
 
   app.get(
     '/cycles/:cycleId/.well-known/agent-card.json',
-    { schema: { tags: ['a2a'], operationId: 'getA2aAgentCard', summary: 'An exposed cycle\'s A2A Agent Card (public)', params: CycleIdParams } },
+    { schema: { tags: ['a2a'], operationId: 'getExposedAgentCard', summary: 'An exposed cycle\'s A2A Agent Card (public)', params: CycleIdParams } },
     async (request, reply) => {
       const cycle = await exposedCycle(db, request.params.cycleId)
       if (!cycle) throw notFound('Agent')
@@ -120,7 +120,7 @@ export const a2aRoutes = (options: { defaultWorkspaceId: string }): FastifyPlugi
     await keyed.register(authentication, { mode: app.config.auth, defaultWorkspaceId: options.defaultWorkspaceId })
     keyed.post(
       '/cycles/:cycleId',
-      { schema: { tags: ['a2a'], operationId: 'callA2aAgent', summary: 'An exposed cycle\'s A2A JSON-RPC endpoint', params: CycleIdParams } },
+      { schema: { tags: ['a2a'], operationId: 'callExposedAgent', summary: 'An exposed cycle\'s A2A JSON-RPC endpoint', params: CycleIdParams } },
       async (request, reply) => {
         if (foreignOrigin(request)) throw new AppError('forbidden', 'Requests from this Origin are refused: it is neither Tandem\'s own nor one of TANDEM_CORS_ORIGINS.')
         const cycle = await exposedCycle(db, (request.params as { cycleId: string }).cycleId, request.principal.workspaceId)

@@ -1,7 +1,7 @@
 // A saved cycle's A2A exposure (docs/a2a.md): `{ exposed, skill }`, the skill's fields optional (the card fills
 // them from the cycle), with their bounds; and the shapes of the API routes around it.
 import Type, { type Static } from 'typebox'
-import { Nullable, Uuid } from '../http/schemas.js'
+import { Uuid } from '../http/schemas.js'
 
 export const MAX_SKILL_TAGS = 20
 export const MAX_SKILL_EXAMPLES = 10
@@ -26,7 +26,10 @@ export const CycleA2a = Type.Object(
 )
 export type CycleA2a = Static<typeof CycleA2a>
 
-export const PatchCycleBody = Type.Object({ a2a: Nullable(CycleA2a) }, { additionalProperties: false, title: 'PatchCycle' })
+/** On a saved cycle: null when it never had one. A union, so that the named shape CycleA2a stays one shape. */
+export const CycleA2aOrNull = Type.Union([CycleA2a, Type.Null()])
+
+export const PatchCycleBody = Type.Object({ a2a: CycleA2aOrNull }, { additionalProperties: false, title: 'PatchCycle' })
 
 export const A2aAgent = Type.Object(
   { cycleId: Uuid, streamId: Uuid, name: Type.String(), cardUrl: Type.String() },

@@ -1,8 +1,8 @@
 // Cycle shapes (spec 2.3): phases, cycle definitions, the draft request and reply, saved cycles.
 import Type, { type Static } from 'typebox'
-import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { CyclePolicy } from './policy.js'
-import { CycleA2a } from '../a2a/schemas.js'
+import { CycleA2a, CycleA2aOrNull } from '../a2a/schemas.js'
 
 export const MAX_PROMPT_LENGTH = 100000
 export const MAX_PHASES = 100
@@ -97,7 +97,7 @@ export const SavedCycle = Type.Object({
   description: Type.String(),
   phasesTemplate: Type.Array(Phase),
   policy: Type.Optional(CyclePolicy),
-  a2a: Nullable(CycleA2a),
+  a2a: CycleA2aOrNull,
   createdAt: Timestamp,
 }, { title: 'Cycle' })
 export type SavedCycle = Static<typeof SavedCycle>
