@@ -19,3 +19,13 @@ export interface A2aTaskMessageTable {
   text: string
   created_at: string
 }
+
+/** A Tandem task sent to a remote A2A agent (0091): recorded before the send. */
+export interface A2aRemoteTaskTable {
+  task_id: string
+  endpoint_url: string
+  remote_task_id: string | null
+  remote_context_id: string | null
+  sent_at: string
+  canceled_at: string | null
+}

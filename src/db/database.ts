@@ -17,7 +17,7 @@ import type { AgentTemplateTable } from '../templates/templates.table.js'
 import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable } from '../triggers/operators.table.js'
 import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 import type { ToolCallTable } from '../runs/tool-calls.table.js'
-import type { A2aTaskMessageTable, A2aTaskTable } from '../a2a/a2a.table.js'
+import type { A2aRemoteTaskTable, A2aTaskMessageTable, A2aTaskTable } from '../a2a/a2a.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -50,4 +50,5 @@ export interface Database {
   tool_calls: ToolCallTable
   a2a_tasks: A2aTaskTable
   a2a_task_messages: A2aTaskMessageTable
+  a2a_remote_tasks: A2aRemoteTaskTable
 }

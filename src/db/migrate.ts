@@ -24,6 +24,7 @@ import * as operators from './migrations/0060_operators.js'
 import * as decisionPolicies from './migrations/0061_decision_policies.js'
 import * as runsRouteCalls from './migrations/0070_runs_route_calls.js'
 import * as a2a from './migrations/0090_a2a.js'
+import * as a2aRemoteTasks from './migrations/0091_a2a_remote_tasks.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0061_decision_policies': decisionPolicies,
   '0070_runs_route_calls': runsRouteCalls,
   '0090_a2a': a2a,
+  '0091_a2a_remote_tasks': a2aRemoteTasks,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
