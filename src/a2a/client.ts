@@ -218,3 +218,17 @@ export async function pollOverA2a(state: JsonObject, _payload: TaskPayload, agen
     return failureOf(error, exchange, context, 'the task look-up')
   }
 }
+
+/** One CancelTask of a remote task (the run ended, src/a2a/cancel.ts): null when done, else why not. */
+export async function cancelRemoteTask(endpoint: string, remoteTaskId: string, secret: string | null, call: Pick<AdapterContext, 'fetch' | 'signal' | 'timeoutMs'>): Promise<string | null> {
+  const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
+  const context = call as AdapterContext
+  try {
+    const client = await clientFor(endpoint, guardedFetch(context, secret, exchange))
+    await client.cancelTask({ tenant: '', id: remoteTaskId, metadata: undefined }, { signal: call.signal })
+    return null
+  } catch (error) {
+    const outcome = failureOf(error, exchange, context, 'the cancel')
+    return outcome.kind === 'failed' || outcome.kind === 'retry' ? outcome.detail : 'not canceled'
+  }
+}

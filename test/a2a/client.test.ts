@@ -61,6 +61,20 @@ for (const dialect of dialects()) {
       assert.equal(remote.received.filter((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id).length, 1)
     })
 
+    it('a run canceled while the remote works cancels the remote task, once', async () => {
+      remote.behaviour = 'work'
+      const run = await startRun(app, streamId, await remoteCycle('Canceled'))
+      await waitUntil(() => remote.received.some((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id))
+      const message = remote.received.find((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id)!
+      assert.equal((await send(app, 'POST', `/api/runs/${run.id}/cancel`, {})).statusCode, 200)
+      await waitUntil(() => remote.calls.some((c) => c.method === 'CancelTask'))
+      const cancels = remote.calls.filter((c) => c.method === 'CancelTask')
+      assert.equal(cancels.length, 1)
+      const sent = remote.calls.find((c) => c.method === 'SendMessage' && c.params.message.messageId === message.messageId)
+      assert.ok(sent)
+      remote.finish('too late')
+    })
+
     it('a hanging remote fails the attempt within the dispatch time-out and is not sent the task again', async () => {
       remote.behaviour = 'hang'
       const cycleId = await remoteCycle('Hang')

@@ -14,6 +14,8 @@ export interface RemoteAgent {
   /** The messages of SendMessage calls, as sent (ProtoJSON). */
   received: Array<Record<string, any>>
   authorizations: Array<string | undefined>
+  /** Every JSON-RPC method called, in order, with its params. */
+  calls: Array<{ method: string; params: any }>
   behaviour: Behaviour
   /** Completes every task left working with this text. */
   finish(text: string): void
@@ -23,7 +25,7 @@ export interface RemoteAgent {
 export async function startRemoteAgent(behaviour: Behaviour = 'complete'): Promise<RemoteAgent> {
   const waiting = new Map<string, { bus: ExecutionEventBus; contextId: string; done: () => void }>()
   const state: RemoteAgent = {
-    cardUrl: '', received: [], authorizations: [], behaviour,
+    cardUrl: '', received: [], authorizations: [], calls: [], behaviour,
     finish(text) {
       for (const [taskId, { bus, contextId, done }] of waiting) {
         bus.publish({ kind: 'artifactUpdate', data: { taskId, contextId, artifact: { artifactId: randomUUID(), name: 'answer', description: '', parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined } })
@@ -70,6 +72,7 @@ export async function startRemoteAgent(behaviour: Behaviour = 'complete'): Promi
         return
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      state.calls.push({ method: body.method, params: body.params })
       if (body.method === 'SendMessage') state.received.push(body.params.message)
       if (state.behaviour === 'hang' && body.method === 'SendMessage') return
       if (state.behaviour === 'garbage') {
