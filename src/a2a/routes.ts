@@ -118,6 +118,9 @@ export const a2aRoutes = (options: { defaultWorkspaceId: string }): FastifyPlugi
   await app.register(async (keyed) => {
     if (app.config.rateLimit || app.config.peerRateLimit) await keyed.register(rateLimits, { perKey: app.config.rateLimit, perPeer: app.config.peerRateLimit })
     await keyed.register(authentication, { mode: app.config.auth, defaultWorkspaceId: options.defaultWorkspaceId })
+    // The body as text: JSON-RPC answers a body that is not JSON with its own -32700, not a problem document.
+    keyed.removeContentTypeParser(['application/json'])
+    keyed.addContentTypeParser(['application/json', 'application/a2a+json'], { parseAs: 'string' }, (_request, body, done) => done(null, body))
     keyed.post(
       '/cycles/:cycleId',
       { schema: { tags: ['a2a'], operationId: 'callExposedAgent', summary: 'An exposed cycle\'s A2A JSON-RPC endpoint', params: CycleIdParams } },
@@ -125,7 +128,12 @@ export const a2aRoutes = (options: { defaultWorkspaceId: string }): FastifyPlugi
         if (foreignOrigin(request)) throw new AppError('forbidden', 'Requests from this Origin are refused: it is neither Tandem\'s own nor one of TANDEM_CORS_ORIGINS.')
         const cycle = await exposedCycle(db, (request.params as { cycleId: string }).cycleId, request.principal.workspaceId)
         if (!cycle) throw notFound('Agent')
-        const body = request.body as Record<string, unknown> | undefined
+        let body: Record<string, unknown> | undefined
+        try {
+          body = typeof request.body === 'string' ? (JSON.parse(request.body) as Record<string, unknown>) : undefined
+        } catch {
+          return { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'The body is not JSON.' } }
+        }
         const version = request.headers['a2a-version']
         if (version !== '1.0') {
           const error = new VersionNotSupportedError(`A2A-Version ${version === undefined ? 'is absent (0.3)' : `"${String(version)}"`}: this agent speaks 1.0 only.`)

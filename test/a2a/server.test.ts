@@ -11,6 +11,7 @@ import { build, dialects, pointers, send } from '../helpers.js'
 import { startAgentServer, type AgentServer } from '../runs/agent-server.js'
 import { NIL, createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
 import { expose, keyFor, listen, rpc, sdkClient, userMessage } from './setup.js'
+import { createApiKey } from '../../src/principals/store.js'
 
 const send1 = (text: string, configuration: Record<string, unknown> = {}, extra = {}) =>
   ({ tenant: '', message: userMessage(text, extra), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false, ...configuration }, metadata: undefined }) as never
@@ -172,6 +173,13 @@ for (const dialect of dialects()) {
       assert.equal((await rpc(base, agentCycle, 'SendMessage', message([{ text: 'hi' }], { contextId: agentCycle }), keyed)).body.error.code, -32602)
       assert.equal((await rpc(base, agentCycle, 'GetTask', { id: agentCycle, historyLength: 101 }, keyed)).body.error.code, -32602)
       assert.equal((await rpc(base, agentCycle, 'NoSuchMethod', {}, keyed)).body.error.code, -32601)
+      const notJson = await fetch(`${base}/a2a/cycles/${agentCycle}`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...keyed }, body: '{"jsonrpc":' })
+      assert.equal(((await notJson.json()) as any).error.code, -32700)
+      const foreign = await rpc(base, agentCycle, 'GetTask', { id: agentCycle }, { ...keyed, origin: 'https://elsewhere.example' })
+      assert.equal(foreign.status, 403)
+      const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
+      const agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'a bot', agentId: (await send(app, 'GET', '/api/agents')).json().data[0].id })).key
+      assert.equal((await rpc(base, agentCycle, 'GetTask', { id: agentCycle }, { authorization: `Bearer ${agentKey}` })).status, 403)
       assert.equal((await rpc(base, agentCycle, 'GetExtendedAgentCard', {}, keyed)).body.error.code, -32004)
       // Another cycle's task reads as unknown.
       const task = (await client.sendMessage(send1('mine', { returnImmediately: true }))) as Task
