@@ -140,6 +140,39 @@ for (const dialect of dialects()) {
       assert.equal(last?.payload?.$case === 'statusUpdate' && last.payload.value.status?.state, TaskState.TASK_STATE_COMPLETED)
     })
 
+    it('streams a streaming agent\'s deltas as artifact chunks (append after the first), then the whole message', async () => {
+      let open!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      const streaming = await startAgentServer(async () => {
+        await opened
+        const frames = ['Hel', 'lo, ', 'world'].map((delta) => `data: ${JSON.stringify({ delta })}\n\n`).join('')
+        return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: `${frames}data: ${JSON.stringify({ output: { text: 'Hello, world' } })}\n\n` }
+      })
+      try {
+        const agentId = await createAgent(app, { name: 'Streamer', endpointUrl: streaming.url, capabilities: { streaming: true } })
+        const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: true, name: 'Write' }], 'write')
+        await expose(app, streamId, cycleId)
+        const writer = await sdkClient(base, cycleId, ottoKey)
+        const events: StreamResponse[] = []
+        for await (const event of writer.sendMessageStream(send1('Write it'))) {
+          events.push(event)
+          if (events.length === 1) open()
+        }
+        const chunks = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' ? [e.payload.value] : []))
+        const interim = chunks.filter((c) => !c.lastChunk)
+        assert.ok(interim.length >= 1, 'the deltas come as chunks')
+        assert.equal(interim[0]?.append, false)
+        assert.ok(interim.slice(1).every((c) => c.append))
+        const text = (c: (typeof chunks)[number]) => (c.artifact?.parts[0]?.content?.$case === 'text' ? c.artifact.parts[0].content.value : '')
+        assert.equal(interim.map(text).join(''), 'Hello, world')
+        const whole = chunks.at(-1)
+        assert.deepEqual([whole?.lastChunk, whole?.append, whole && text(whole)], [true, false, 'Hello, world'])
+        assert.equal(new Set(chunks.map((c) => c.artifact?.artifactId)).size, 1, 'one artifact: the message')
+      } finally {
+        await streaming.close()
+      }
+    })
+
     it('SubscribeToTask follows a waiting task through its decision to COMPLETED', async () => {
       const task = (await peopleClient.sendMessage(send1('Review this', { returnImmediately: true }))) as Task
       const waiting = await runIn(app, task.id, 'waiting')
