@@ -154,10 +154,12 @@ function outcomeOfTask(task: Task, endpoint: string): DeliveryOutcome {
   return { kind: 'poll', state: { remoteTaskId: task.id, remoteContextId: task.contextId, endpoint } }
 }
 
-function messageOf(payload: TaskPayload): Message {
+/** The task as a message; a revision continues the previous attempt's context and refers to its task. */
+function messageOf(payload: TaskPayload, previous: { remoteTaskId: string; remoteContextId: string } | null): Message {
   const { result: _result, ...tandem } = payload
   return {
-    messageId: payload.task.id, contextId: '', taskId: '', role: Role.ROLE_USER, metadata: undefined, extensions: [], referenceTaskIds: [],
+    messageId: payload.task.id, contextId: previous?.remoteContextId ?? '', taskId: '', role: Role.ROLE_USER, metadata: undefined, extensions: [],
+    referenceTaskIds: previous ? [previous.remoteTaskId] : [],
     parts: [textPart(promptAsText(buildPrompt(payload))), { content: { $case: 'data', value: { tandem } }, mediaType: 'application/json', filename: '', metadata: undefined }],
   }
 }
@@ -171,10 +173,11 @@ export async function deliverOverA2a(payload: TaskPayload, agent: AgentTarget, c
   const raced = await ledger.claim(payload.task.id, endpoint)
   if (raced) return followEarlier(raced, payload, agent, context, ledger)
   let result: Message | Task
+  const previous = payload.task.attempt > 1 ? await ledger.previous(payload.task.id) : null
   try {
     const client = await clientFor(endpoint, guardedFetch(context, agent.secret, exchange))
     result = await client.sendMessage(
-      { tenant: '', message: messageOf(payload), configuration: { acceptedOutputModes: ['text/plain'], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 }, metadata: undefined },
+      { tenant: '', message: messageOf(payload, previous), configuration: { acceptedOutputModes: ['text/plain'], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 }, metadata: undefined },
       { signal: context.signal },
     )
   } catch (error) {

@@ -13,6 +13,8 @@ export interface RemoteTaskLedger {
   remoteTask(taskId: string, remoteTaskId: string, remoteContextId: string): Promise<void>
   release(taskId: string): Promise<void>
   find(taskId: string): Promise<LedgerEntry | null>
+  /** The remote task of the phase's latest earlier attempt (a revision continues its context), or null. */
+  previous(taskId: string): Promise<{ remoteTaskId: string; remoteContextId: string } | null>
 }
 
 export function remoteTaskLedger(db: Kysely<Database>): RemoteTaskLedger {
@@ -22,6 +24,17 @@ export function remoteTaskLedger(db: Kysely<Database>): RemoteTaskLedger {
   }
   return {
     find,
+    async previous(taskId) {
+      const task = await db.selectFrom('run_tasks').select(['phase_run_id', 'attempt']).where('id', '=', taskId).executeTakeFirst()
+      if (!task) return null
+      const row = await db
+        .selectFrom('run_tasks').innerJoin('a2a_remote_tasks', 'a2a_remote_tasks.task_id', 'run_tasks.id')
+        .select(['a2a_remote_tasks.remote_task_id', 'a2a_remote_tasks.remote_context_id'])
+        .where('run_tasks.phase_run_id', '=', task.phase_run_id).where('run_tasks.attempt', '<', task.attempt)
+        .where('a2a_remote_tasks.remote_task_id', 'is not', null)
+        .orderBy('run_tasks.attempt', 'desc').limit(1).executeTakeFirst()
+      return row?.remote_task_id ? { remoteTaskId: row.remote_task_id, remoteContextId: row.remote_context_id ?? '' } : null
+    },
     async claim(taskId, endpointUrl) {
       // Its own statement, outside any transaction: committed before the send.
       const inserted = await db.insertInto('a2a_remote_tasks').values({ task_id: taskId, endpoint_url: endpointUrl, remote_task_id: null, remote_context_id: null, sent_at: now(), canceled_at: null })

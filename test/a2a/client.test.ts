@@ -61,6 +61,24 @@ for (const dialect of dialects()) {
       assert.equal(remote.received.filter((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id).length, 1)
     })
 
+    it('a revision continues the remote context and refers to the previous remote task', async () => {
+      remote.behaviour = 'complete'
+      const agentId = await createAgent(app, { name: 'Reviser', providerType: 'custom_webhook', endpointUrl: remote.cardUrl, authMode: 'api_key', credentialId, config: { protocol: 'a2a' } })
+      const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false, name: 'Draft' }], 'draft')
+      const run = await startRun(app, streamId, cycleId)
+      const waiting = await runIn(app, run.id, 'waiting')
+      const first = remote.received.find((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id)!
+      const firstCall = remote.calls.find((c) => c.method === 'SendMessage' && c.params.message.messageId === first.messageId)!
+      assert.ok(firstCall)
+      const revised = await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'revise', note: 'shorter' })
+      assert.equal(revised.statusCode, 200, revised.body)
+      await waitUntil(() => remote.received.filter((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id).length === 2)
+      const second = remote.received.filter((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id)[1]!
+      assert.equal(second.parts[1].data.tandem.task.attempt, 2)
+      assert.equal(second.referenceTaskIds?.length, 1)
+      assert.ok(second.contextId, 'the previous context')
+    })
+
     it('a run canceled while the remote works cancels the remote task, once', async () => {
       remote.behaviour = 'work'
       const run = await startRun(app, streamId, await remoteCycle('Canceled'))
