@@ -1,4 +1,5 @@
-// The a2a_tasks and a2a_task_messages tables as Kysely sees them (owned by src/a2a/tasks-store.ts; types only).
+// The A2A tables as Kysely sees them (owned by src/a2a/tasks-store.ts and remote-ledger.ts; types only).
+import type { Generated } from 'kysely'
 
 export interface A2aTaskTable {
   run_id: string
@@ -28,4 +29,6 @@ export interface A2aRemoteTaskTable {
   remote_context_id: string | null
   sent_at: string
   canceled_at: string | null
+  /** The question call whose answer was last sent back to the remote. */
+  relayed_call_id: Generated<string | null>
 }

@@ -194,7 +194,38 @@ export async function deliverOverA2a(payload: TaskPayload, agent: AgentTarget, c
   if ('messageId' in result && !('status' in result)) return answered(partsText((result as Message).parts))
   const task = result as Task
   await ledger.remoteTask(payload.task.id, task.id, task.contextId)
-  return outcomeOfTask(task, endpoint)
+  return followUp(task, endpoint, payload, agent, context)
+}
+
+/**
+ * The outcome of a look at the remote task; a remote that asks for input gets the phase's question first, and then
+ * its answer on the same task (marked as sent before it is sent: never twice).
+ */
+async function followUp(task: Task, endpoint: string, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome> {
+  const outcome = outcomeOfTask(task, endpoint)
+  const waits = context.a2aWaits
+  if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED || !waits) return outcome
+  const question = await waits.question(payload.task.id)
+  if (question === null) {
+    await waits.ask(payload.task.id, task.status.message ? partsText(task.status.message.parts) : '')
+    return outcome
+  }
+  if ('open' in question) return outcome
+  await waits.relayed(payload.task.id, question.callId)
+  const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
+  try {
+    const client = await clientFor(endpoint, guardedFetch(context, agent.secret, exchange))
+    const reply: Message = {
+      messageId: `${payload.task.id}:${question.callId}`, contextId: task.contextId, taskId: task.id, role: Role.ROLE_USER,
+      parts: [textPart(question.answer)], metadata: undefined, extensions: [], referenceTaskIds: [],
+    }
+    const answered = await client.sendMessage({ tenant: '', message: reply, configuration: { acceptedOutputModes: ['text/plain'], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 }, metadata: undefined }, { signal: context.signal })
+    if ('status' in answered && 'artifacts' in answered) return outcomeOfTask(answered as Task, endpoint)
+  } catch (error) {
+    const failure = failureOf(error, exchange, context, 'the answer')
+    if (failure.kind === 'failed') return failure
+  }
+  return outcome
 }
 
 async function followEarlier(
@@ -210,13 +241,13 @@ async function followEarlier(
   return pollOverA2a({ remoteTaskId: entry.remoteTaskId, remoteContextId: entry.remoteContextId ?? '', endpoint: entry.endpointUrl }, payload, agent, context, ledger)
 }
 
-export async function pollOverA2a(state: JsonObject, _payload: TaskPayload, agent: AgentTarget, context: AdapterContext, _ledger?: RemoteTaskLedger): Promise<DeliveryOutcome> {
+export async function pollOverA2a(state: JsonObject, payload: TaskPayload, agent: AgentTarget, context: AdapterContext, _ledger?: RemoteTaskLedger): Promise<DeliveryOutcome> {
   const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
   const endpoint = String(state.endpoint)
   try {
     const client = await clientFor(endpoint, guardedFetch(context, agent.secret, exchange))
     const task = await client.getTask({ tenant: '', id: String(state.remoteTaskId), historyLength: 0 }, { signal: context.signal })
-    return outcomeOfTask(task, endpoint)
+    return await followUp(task, endpoint, payload, agent, context)
   } catch (error) {
     return failureOf(error, exchange, context, 'the task look-up')
   }

@@ -37,7 +37,7 @@ export function remoteTaskLedger(db: Kysely<Database>): RemoteTaskLedger {
     },
     async claim(taskId, endpointUrl) {
       // Its own statement, outside any transaction: committed before the send.
-      const inserted = await db.insertInto('a2a_remote_tasks').values({ task_id: taskId, endpoint_url: endpointUrl, remote_task_id: null, remote_context_id: null, sent_at: now(), canceled_at: null })
+      const inserted = await db.insertInto('a2a_remote_tasks').values({ task_id: taskId, endpoint_url: endpointUrl, remote_task_id: null, remote_context_id: null, sent_at: now(), canceled_at: null, relayed_call_id: null })
         .onConflict((oc) => oc.column('task_id').doNothing()).executeTakeFirst()
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return null
       return (await find(taskId)) ?? { remoteTaskId: null, remoteContextId: null, endpointUrl }

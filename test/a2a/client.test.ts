@@ -79,6 +79,26 @@ for (const dialect of dialects()) {
       assert.ok(second.contextId, 'the previous context')
     })
 
+    it('a remote asking for input is the phase\'s question; the operator\'s answer goes back on the same task', async () => {
+      remote.behaviour = 'ask'
+      const agentId = await createAgent(app, { name: 'Asker', providerType: 'custom_webhook', endpointUrl: remote.cardUrl, authMode: 'api_key', credentialId, config: { protocol: 'a2a' } })
+      const cycleId = await createCycle(app, streamId, [{ agentId, name: 'Ask' }], 'ask')
+      const run = await startRun(app, streamId, cycleId)
+      const waiting = await runIn(app, run.id, 'waiting')
+      assert.equal(waiting.phases[0].status, 'awaiting_input')
+      const inbox = (await send(app, 'GET', '/api/me/inbox')).json().data
+      assert.ok(inbox.some((item: any) => item.kind === 'question' && item.summary === 'Which year?'), JSON.stringify(inbox))
+      const answered = await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/answer`, { text: '1969' })
+      assert.equal(answered.statusCode, 200, answered.body)
+      const done = await runIn(app, run.id, ['succeeded', 'failed'])
+      assert.equal(done.status, 'succeeded', JSON.stringify(done.phases[0].error))
+      assert.equal(done.phases[0].output.text, 'answer was: 1969')
+      const first = remote.received.find((m) => m.parts?.[1]?.data?.tandem?.run?.id === run.id)!
+      const replies = remote.received.filter((m) => typeof m.messageId === 'string' && m.messageId.startsWith(`${first.messageId}:`))
+      assert.equal(replies.length, 1, 'the answer is sent once')
+      assert.ok(replies[0]!.taskId)
+    })
+
     it('a run canceled while the remote works cancels the remote task, once', async () => {
       remote.behaviour = 'work'
       const run = await startRun(app, streamId, await remoteCycle('Canceled'))

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { AgentCard, TaskState } from '@a2a-js/sdk'
 import { DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server'
 
-export type Behaviour = 'complete' | 'work' | 'hang' | 'garbage'
+export type Behaviour = 'complete' | 'work' | 'hang' | 'garbage' | 'ask'
 
 export interface RemoteAgent {
   cardUrl: string
@@ -39,6 +39,22 @@ export async function startRemoteAgent(behaviour: Behaviour = 'complete'): Promi
   const executor: AgentExecutor = {
     async execute(context, bus) {
       const { taskId, contextId } = context
+      const said = context.userMessage.parts.find((p) => p.content?.$case === 'text')
+      const words = said?.content?.$case === 'text' ? said.content.value : ''
+      const at = () => new Date().toISOString()
+      if (context.task) {
+        // A follow-up on a task that asked: the reply is the answer.
+        bus.publish({ kind: 'task', data: { ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at() } } })
+        bus.publish({ kind: 'artifactUpdate', data: { taskId, contextId, artifact: { artifactId: randomUUID(), name: 'answer', description: '', parts: [{ content: { $case: 'text', value: `answer was: ${words}` }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined } })
+        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: at() }, metadata: undefined } })
+        return
+      }
+      if (state.behaviour === 'ask') {
+        bus.publish({ kind: 'task', data: { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: at() }, artifacts: [], history: [context.userMessage], metadata: undefined } })
+        const question = { messageId: randomUUID(), contextId, taskId, role: 2, parts: [{ content: { $case: 'text' as const, value: 'Which year?' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] }
+        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: question, timestamp: at() }, metadata: undefined } })
+        return
+      }
       bus.publish({ kind: 'task', data: { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [context.userMessage], metadata: undefined } })
       bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined } })
       // The executor runs until its task ends (the SDK tears a bus down when its executor returns).

@@ -1,6 +1,7 @@
 // a2a_remote_tasks: a phase's task handed to a remote A2A agent (src/a2a/client.ts). The row is written and
 // committed before the message is sent, so that a retry or a restart never sends it again: it follows the remote
-// task by its id, or, when the send's outcome is unknown, fails the attempt rather than send twice. Frozen once landed.
+// task by its id, or, when the send's outcome is unknown, fails the attempt rather than send twice. relayed_call_id:
+// the last operator's answer to a remote question already sent back. Frozen once landed.
 import type { Kysely } from 'kysely'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -13,6 +14,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('remote_context_id', 'text')
     .addColumn('sent_at', 'text', (c) => c.notNull())
     .addColumn('canceled_at', 'text')
+    .addColumn('relayed_call_id', 'text')
     .execute()
 }
 
