@@ -58,6 +58,8 @@ import { messageTriggerRoutes } from './triggers/routes.js'
 import { hookAdminRoutes, inboundHookRoutes } from './hooks/routes.js'
 import { HeldRequests } from './http/rate-limit-slots.js'
 import { createEgressGuard, type EgressGuard } from './net/egress.js'
+import { a2aApiRoutes } from './a2a/api-routes.js'
+import { a2aRoutes } from './a2a/routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -261,6 +263,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await keyed.register(scheduleRoutes)
         await keyed.register(messageTriggerRoutes)
         await keyed.register(hookAdminRoutes)
+        await keyed.register(a2aApiRoutes)
       })
       // Outside the API-key authentication above: a task's result is answered with the task's own token.
       await api.register(taskResultRoutes)
@@ -271,6 +274,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(inboundHookRoutes({ store: sharedStore?.Store }), { prefix: '/hooks' })
   // Tandem as an MCP server (its own context: the keys, roles and rate limits of /api).
   await app.register(mcpEndpoint, { defaultWorkspaceId, store: apiLimitStore })
+  // Exposed cycles as A2A agents: a public card, and a JSON-RPC endpoint with /api's keys (docs/a2a.md).
+  await app.register(a2aRoutes({ defaultWorkspaceId }), { prefix: '/a2a' })
   await app.register(consoleRoutes)
   return app
 }

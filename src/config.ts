@@ -40,6 +40,8 @@ export interface Config {
   sseMaxLifetimeMs: number
   /** An MCP session unused this long ends (TANDEM_MCP_SESSION_IDLE_S); its next request is a 404. */
   mcpSessionIdleMs: number
+  /** How long a blocking A2A SendMessage waits for an interrupted or final state (docs/a2a.md). */
+  a2aWaitMs: number
   logLevel: string
   /** Events older than this many days are purged (an `after` before them is a 410). */
   eventRetentionDays: number
@@ -295,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...parseStreamShares(env, maxConnections),
     sseMaxLifetimeMs: parseInteger('TANDEM_SSE_MAX_LIFETIME_S', env.TANDEM_SSE_MAX_LIFETIME_S ?? '3600', 1, 7 * 86400) * 1000,
     mcpSessionIdleMs: parseInteger('TANDEM_MCP_SESSION_IDLE_S', env.TANDEM_MCP_SESSION_IDLE_S ?? '86400', 1, 30 * 86400) * 1000,
+    a2aWaitMs: parseInteger('TANDEM_A2A_WAIT_S', env.TANDEM_A2A_WAIT_S ?? '60', 0, 3600) * 1000,
     logLevel,
     eventRetentionDays: parseInteger('TANDEM_EVENT_RETENTION_DAYS', env.TANDEM_EVENT_RETENTION_DAYS ?? '7', 1, 3650),
     sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),

@@ -6,5 +6,6 @@ import { webhookTasks } from './events/webhooks/delivery.js'
 import { operatorTasks } from './triggers/jobs.js'
 import { decisionTasks } from './runs/decision-jobs.js'
 import { callToolJob } from './runs/tool-calls-task.js'
+import { cancelRemoteJob } from './a2a/cancel.js'
 
-export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks, ...decisionTasks, 'tools.call': callToolJob }
+export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks, ...decisionTasks, 'tools.call': callToolJob, 'a2a.cancel': cancelRemoteJob }

@@ -25,6 +25,7 @@ describe('configuration', () => {
       maxStreamsPerPeer: 256,
       sseMaxLifetimeMs: 3600000,
       mcpSessionIdleMs: 86400000,
+      a2aWaitMs: 60000,
       logLevel: 'info',
       eventRetentionDays: 7,
       sseKeepAliveMs: 15000,

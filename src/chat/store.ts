@@ -65,7 +65,7 @@ const editAny = prepared(
 )
 export async function insertMessage(
   db: Kysely<Database>,
-  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content; traceparent: string | null; origin?: MessageOrigin },
+  input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content; traceparent: string | null; origin?: MessageOrigin; fireTriggers?: false },
 ): Promise<Message> {
   const row: MessageRow = {
     id: newId(),
@@ -85,8 +85,9 @@ export async function insertMessage(
   await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
   const message = toMessage(row)
   await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message, traceparent: input.traceparent })
-  // Message triggers (docs/operators.md): matched here, fired by a job that commits with the message.
-  await queueMessageTriggers(db, input.workspaceId, message, input.origin ?? null)
+  // Message triggers (docs/operators.md): matched here, fired by a job that commits with the message. A message
+  // that itself starts a run (an A2A caller's, docs/a2a.md) fires none.
+  if (input.fireTriggers !== false) await queueMessageTriggers(db, input.workspaceId, message, input.origin ?? null)
   return message
 }
 

@@ -1,4 +1,5 @@
-// The `cycles` table as Kysely sees it (owned by src/cycles/store.ts; types only, imports nothing).
+// The `cycles` table as Kysely sees it (owned by src/cycles/store.ts; types only).
+import type { Generated } from 'kysely'
 
 export interface CycleTable {
   id: string
@@ -9,6 +10,8 @@ export interface CycleTable {
   phases: string
   /** the decision policy as JSON (0061), null when none */
   policy: string | null
+  /** the A2A exposure as JSON (0090), null when never set */
+  a2a: Generated<string | null>
   created_at: string
 }
 

@@ -2,6 +2,7 @@
 import Type, { type Static } from 'typebox'
 import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { CyclePolicy } from './policy.js'
+import { CycleA2a, CycleA2aOrNull } from '../a2a/schemas.js'
 
 export const MAX_PROMPT_LENGTH = 100000
 export const MAX_PHASES = 100
@@ -37,7 +38,7 @@ export type CycleDefinition = Static<typeof CycleDefinition>
 
 /** POST …/cycles: a draft's fields and, beside them, the optional decision policy (not part of a draft). */
 export const SaveCycleBody = Type.Object(
-  { ...CycleDefinition.properties, policy: Type.Optional(CyclePolicy) },
+  { ...CycleDefinition.properties, policy: Type.Optional(CyclePolicy), a2a: Type.Optional(CycleA2a) },
   { additionalProperties: false, title: 'SaveCycle' },
 )
 export type SaveCycleBody = Static<typeof SaveCycleBody>
@@ -96,6 +97,7 @@ export const SavedCycle = Type.Object({
   description: Type.String(),
   phasesTemplate: Type.Array(Phase),
   policy: Type.Optional(CyclePolicy),
+  a2a: CycleA2aOrNull,
   createdAt: Timestamp,
 }, { title: 'Cycle' })
 export type SavedCycle = Static<typeof SavedCycle>

@@ -7,6 +7,7 @@ import { newId, now } from '../ids.js'
 import type { CycleDefinition, SavedCycle } from './schemas.js'
 import { normalizePolicy, type CyclePolicy } from './policy.js'
 import { appendEvent } from '../events/store.js'
+import type { CycleA2a } from '../a2a/schemas.js'
 
 
 type CycleRow = Selectable<CycleTable>
@@ -20,11 +21,12 @@ export function toCycle(row: CycleRow): SavedCycle {
     phasesTemplate: JSON.parse(row.phases),
     // Present only when the cycle has one, so a cycle without a policy reads as before 0061.
     ...(row.policy ? { policy: JSON.parse(row.policy) as CyclePolicy } : {}),
+    a2a: row.a2a ? (JSON.parse(row.a2a) as CycleA2a) : null,
     createdAt: row.created_at,
   }
 }
 
-export async function insertCycle(db: Kysely<Database>, workspaceId: string, streamId: string, definition: CycleDefinition & { policy?: CyclePolicy }, traceparent: string | null): Promise<SavedCycle> {
+export async function insertCycle(db: Kysely<Database>, workspaceId: string, streamId: string, definition: CycleDefinition & { policy?: CyclePolicy; a2a?: CycleA2a }, traceparent: string | null): Promise<SavedCycle> {
   const policy = normalizePolicy(definition.policy)
   const row: CycleRow = {
     id: newId(),
@@ -34,6 +36,7 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
     description: definition.description,
     phases: JSON.stringify(definition.phasesTemplate),
     policy: policy && JSON.stringify(policy),
+    a2a: definition.a2a ? JSON.stringify(definition.a2a) : null,
     created_at: now(),
   }
   await db.insertInto('cycles').values(row).execute()
@@ -43,7 +46,7 @@ export async function insertCycle(db: Kysely<Database>, workspaceId: string, str
 }
 
 // Its columns by name: PostgreSQL prepares (names) only statements without `*` (db/connect.ts).
-const CYCLE_COLUMNS = ['id', 'workspace_id', 'stream_id', 'trigger_name', 'description', 'phases', 'policy', 'created_at'] as const satisfies ReadonlyArray<keyof CycleTable>
+const CYCLE_COLUMNS = ['id', 'workspace_id', 'stream_id', 'trigger_name', 'description', 'phases', 'policy', 'a2a', 'created_at'] as const satisfies ReadonlyArray<keyof CycleTable>
 const selectOne = prepared(3, (db, id: Expression<string>, streamId: Expression<string>, workspaceId: Expression<string>) =>
   db.selectFrom('cycles').select(CYCLE_COLUMNS).where('id', '=', id).where('stream_id', '=', streamId).where('workspace_id', '=', workspaceId),
 )
@@ -75,3 +78,12 @@ export async function listCycles(db: Kysely<Database>, workspaceId: string, stre
   return rows.map(toCycle)
 }
 
+
+/** Sets (or clears, null) the cycle's A2A exposure, with a `cycle.updated` event: call it with a transaction. */
+export async function updateCycleA2a(db: Kysely<Database>, workspaceId: string, streamId: string, cycleId: string, a2a: CycleA2a | null, traceparent: string | null): Promise<SavedCycle | undefined> {
+  const result = await db.updateTable('cycles').set({ a2a: a2a && JSON.stringify(a2a) }).where('id', '=', cycleId).where('stream_id', '=', streamId).where('workspace_id', '=', workspaceId).executeTakeFirst()
+  if (Number(result.numUpdatedRows) === 0) return undefined
+  const cycle = await findCycle(db, workspaceId, streamId, cycleId)
+  if (cycle) await appendEvent(db, { workspaceId, streamId, type: 'cycle.updated', data: cycle, traceparent })
+  return cycle
+}

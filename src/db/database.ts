@@ -19,6 +19,7 @@ import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 import type { ToolCallTable } from '../runs/tool-calls.table.js'
 import type { InstanceTable } from '../failover/instances.table.js'
 import type { McpSessionTable } from '../mcp-server/sessions.table.js'
+import type { A2aRemoteTaskTable, A2aTaskMessageTable, A2aTaskTable } from '../a2a/a2a.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -54,4 +55,7 @@ export interface Database {
   trigger_chain_runs: TriggerChainRunTable
   schedule_firings: ScheduleFiringTable
   mcp_sessions: McpSessionTable
+  a2a_tasks: A2aTaskTable
+  a2a_task_messages: A2aTaskMessageTable
+  a2a_remote_tasks: A2aRemoteTaskTable
 }

@@ -27,6 +27,8 @@ import * as instances from './migrations/0105_instances.js'
 import * as triggerChains from './migrations/0110_trigger_chains.js'
 import * as scheduleFirings from './migrations/0111_schedule_firings.js'
 import * as mcpSessions from './migrations/0085_mcp_sessions.js'
+import * as a2a from './migrations/0090_a2a.js'
+import * as a2aRemoteTasks from './migrations/0091_a2a_remote_tasks.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -56,6 +58,8 @@ const migrations: Record<string, Migration> = {
   '0110_trigger_chains': triggerChains,
   '0111_schedule_firings': scheduleFirings,
   '0085_mcp_sessions': mcpSessions,
+  '0090_a2a': a2a,
+  '0091_a2a_remote_tasks': a2aRemoteTasks,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -17,6 +17,7 @@ export const EVENT_PAYLOADS = {
   // The end of a streamed message (docs/streaming-and-usage.md): status complete, or failed.
   'message.completed': Message,
   'cycle.saved': SavedCycle,
+  'cycle.updated': SavedCycle,
   'run.created': RunSummary,
   'run.updated': RunSummary,
   'decision.reminder': InboxItem,

@@ -2,7 +2,7 @@
 import Type, { type Static } from 'typebox'
 import { StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 
-export const EVENT_TYPES = ['message.created', 'message.edited', 'message.completed', 'cycle.saved', 'run.created', 'run.updated', 'decision.reminder', 'decision.escalated', 'tool_call.created', 'tool_call.updated'] as const
+export const EVENT_TYPES = ['message.created', 'message.edited', 'message.completed', 'cycle.saved', 'cycle.updated', 'run.created', 'run.updated', 'decision.reminder', 'decision.escalated', 'tool_call.created', 'tool_call.updated'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** An event id: the decimal position of the event in its stream, from 1. */

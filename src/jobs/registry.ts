@@ -26,6 +26,8 @@ export interface JobPayloads {
   /** a decision clock's timer (remind, escalate, expire), keyed `decision:<phaseRunId>:<attempt>:<timer>` */
   'decision.timer': ClockJob
   'tools.call': { callId: string }
+  /** one CancelTask of a remote A2A agent's task, keyed `a2a-cancel:<taskId>` (src/a2a/cancel.ts) */
+  'a2a.cancel': { taskId: string }
 }
 
 export type JobName = keyof JobPayloads

@@ -15,6 +15,8 @@ import { toAgent } from '../agents/store.js'
 import { addJobSql, enqueueJobs, removeJob, removeJobs, type JobSpec } from '../jobs/index.js'
 import { now } from '../ids.js'
 import { childOfStored } from '../http/trace.js'
+import { remoteTaskLedger } from '../a2a/remote-ledger.js'
+import { remoteWaits } from '../a2a/remote-waits.js'
 import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObject, Usage } from './adapters/adapter.js'
 import { adapterFor } from './adapters/index.js'
 import { phaseAnswered, phaseFailed, runProblem, taskToken } from './machine.js'
@@ -115,7 +117,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const client = app.egress
   // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
   const traceparent = childOfStored(task.traceparent)
-  const context: AdapterContext = { fetch: client.fetch, request: client.request, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}) }
+  const context: AdapterContext = { fetch: client.fetch, request: client.request, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}), a2aLedger: remoteTaskLedger(db), a2aWaits: remoteWaits(db, app.config.runs) }
   // A streaming agent's deltas go into its message as they arrive (docs/streaming-and-usage.md).
   const sink = agent.capabilities.streaming && !job.poll
     ? new StreamSink(db, { workspaceId: task.workspace_id, streamId: run.streamId, authorId: agent.id, taskId: task.id, traceparent: task.traceparent }, app.log)

@@ -35,6 +35,7 @@ import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
 import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from './decision-timers.js'
 import { approversOf } from './pool.js'
 import { settleEndedCalls } from './tool-calls.js'
+import { queueRemoteCancels } from '../a2a/cancel.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${secureRandomBytes(32).toString('base64url')}`
@@ -245,6 +246,8 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
 async function closeTasks(t: Transition, runId: string, at: string): Promise<void> {
   const canceled = await closeOpenTasks(t.db, runId, 'canceled', at)
   await removeJobs(t.db, canceled.map(timeoutKey))
+  // A task a remote A2A agent still works on is canceled there too (a job after the commit, src/a2a/cancel.ts).
+  await queueRemoteCancels(t.db, canceled)
   for (const taskId of canceled) await failStreamingMessage(t.db, taskId, t.traceparent)
 }
 

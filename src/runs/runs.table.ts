@@ -14,7 +14,7 @@ export interface RunTable {
   traceparent: string | null
   created_at: string
   /** What started the run (0060): manual, schedule, message or hook, and the id of that schedule, trigger or hook. */
-  trigger_kind: Generated<'manual' | 'schedule' | 'message' | 'hook'>
+  trigger_kind: Generated<'manual' | 'schedule' | 'message' | 'hook' | 'a2a'>
   trigger_id: string | null
   /** The message-trigger loop guard (0060). */
   depth: Generated<number>

@@ -128,7 +128,7 @@ export const PhaseRun = Type.Object(
 )
 export type PhaseRun = Static<typeof PhaseRun>
 
-export const TRIGGER_KINDS = ['manual', 'schedule', 'message', 'hook'] as const
+export const TRIGGER_KINDS = ['manual', 'schedule', 'message', 'hook', 'a2a'] as const
 /** What started a run (OPERATORS.md): `id` is the schedule's, message trigger's or hook's; null for manual. */
 export const RunTrigger = Type.Object(
   { kind: StringEnum(TRIGGER_KINDS), id: Nullable(Uuid) },

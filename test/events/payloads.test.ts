@@ -37,6 +37,7 @@ for (const dialect of dialects()) {
       assert.equal(dataOf('message.created'), '#/components/schemas/Message')
       assert.equal(dataOf('message.edited'), '#/components/schemas/Message')
       assert.equal(dataOf('cycle.saved'), '#/components/schemas/Cycle')
+      assert.equal(dataOf('cycle.updated'), '#/components/schemas/Cycle')
       assert.equal(dataOf('decision.reminder'), '#/components/schemas/InboxItem')
       assert.equal(dataOf('decision.escalated'), '#/components/schemas/EscalatedInboxItem')
     })
@@ -49,6 +50,8 @@ for (const dialect of dialects()) {
       const message = (await send(app, 'POST', `/api/chat/streams/${streamId}/messages`, content('hello'))).json()
       assert.equal((await send(app, 'PATCH', `/api/chat/messages/${message.id}`, content('hello again'), { 'if-match': '"1"' })).statusCode, 200)
       const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false }])
+      // Exposing it over A2A (docs/a2a.md) is a cycle.updated.
+      assert.equal((await send(app, 'PATCH', `/api/cycles/streams/${streamId}/cycles/${cycleId}`, { a2a: { exposed: true } })).statusCode, 200)
       const run = await startRun(app, streamId, cycleId)
       const waiting = await runIn(app, run.id, 'waiting')
       const decided = await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve', note: 'fine' })

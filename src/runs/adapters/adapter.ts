@@ -65,6 +65,10 @@ export interface AdapterContext {
   tools?: import('../../tools/loop.js').ToolLoopHost
   /** Set for an ElevenLabs agent with tools: answers its client_tool_call events (src/runs/tool-calls-client.ts). */
   clientTools?: ClientTools
+  /** Where a task sent to a remote A2A agent is recorded before it leaves (src/a2a/remote-ledger.ts). */
+  a2aLedger?: import('../../a2a/remote-ledger.js').RemoteTaskLedger
+  /** Where a remote A2A agent's request for input becomes the phase's question (src/a2a/remote-waits.ts). */
+  a2aWaits?: import('../../a2a/remote-waits.js').RemoteWaits
 }
 
 /** Tools an agent calls during its conversation (ElevenLabs client tools): each call recorded and made, never thrown. */

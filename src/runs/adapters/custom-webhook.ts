@@ -12,6 +12,7 @@ import { readAnswer } from '../answer.js'
 import { retryAfterMs } from '../../net/backoff.js'
 import { keptOrMade } from '../../kept.js'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
+import { deliverOverA2a, pollOverA2a, protocolOf } from '../../a2a/client.js'
 
 const MAX_ANSWER_BYTES = 1024 * 1024
 
@@ -83,6 +84,13 @@ export const customWebhook: Adapter = {
     return null
   },
   async deliver(payload, agent, context): Promise<DeliveryOutcome> {
+    // config.protocol "a2a": the endpointUrl is a remote A2A agent's card (docs/a2a.md).
+    const protocol = protocolOf(agent)
+    if (protocol === null) return { kind: 'failed', code: 'agent-misconfigured', detail: 'config.protocol must be "webhook" (the default) or "a2a"' }
+    if (protocol === 'a2a') {
+      if (!context.a2aLedger) return { kind: 'failed', code: 'agent-misconfigured', detail: 'this Tandem cannot call A2A agents here' }
+      return deliverOverA2a(payload, agent, context, context.a2aLedger)
+    }
     const body = JSON.stringify(payload)
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Tandem-Runs/1' }
     if (agent.secret !== null) {
@@ -135,6 +143,10 @@ export const customWebhook: Adapter = {
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || !('output' in parsed || 'error' in parsed)) return { kind: 'accepted' }
     return answerOutcome(parsed)
+  },
+  /** Only an A2A agent's remote task is polled (its GetTask). */
+  async poll(state, payload, agent, context): Promise<DeliveryOutcome> {
+    return pollOverA2a(state, payload, agent, context)
   },
 }
 

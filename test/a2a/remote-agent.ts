@@ -1,0 +1,112 @@
+// A remote A2A agent for tests, built with the official SDK (DefaultRequestHandler, its JSON-RPC transport handler)
+// on a plain node:http server on 127.0.0.1. It records every message it receives; `behaviour` says how it answers:
+// completing at once, working until `finish()`, hanging, or answering garbage.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { randomUUID } from 'node:crypto'
+import { AgentCard, TaskState } from '@a2a-js/sdk'
+import { DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server'
+
+export type Behaviour = 'complete' | 'work' | 'hang' | 'garbage' | 'ask'
+
+export interface RemoteAgent {
+  cardUrl: string
+  /** The messages of SendMessage calls, as sent (ProtoJSON). */
+  received: Array<Record<string, any>>
+  authorizations: Array<string | undefined>
+  /** Every JSON-RPC method called, in order, with its params. */
+  calls: Array<{ method: string; params: any }>
+  behaviour: Behaviour
+  /** Completes every task left working with this text. */
+  finish(text: string): void
+  close(): Promise<void>
+}
+
+export async function startRemoteAgent(behaviour: Behaviour = 'complete'): Promise<RemoteAgent> {
+  const waiting = new Map<string, { bus: ExecutionEventBus; contextId: string; done: () => void }>()
+  const state: RemoteAgent = {
+    cardUrl: '', received: [], authorizations: [], calls: [], behaviour,
+    finish(text) {
+      for (const [taskId, { bus, contextId, done }] of waiting) {
+        bus.publish({ kind: 'artifactUpdate', data: { taskId, contextId, artifact: { artifactId: randomUUID(), name: 'answer', description: '', parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined } })
+        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined } })
+        done()
+      }
+      waiting.clear()
+    },
+    close: async () => {},
+  }
+  const executor: AgentExecutor = {
+    async execute(context, bus) {
+      const { taskId, contextId } = context
+      const said = context.userMessage.parts.find((p) => p.content?.$case === 'text')
+      const words = said?.content?.$case === 'text' ? said.content.value : ''
+      const at = () => new Date().toISOString()
+      if (context.task) {
+        // A follow-up on a task that asked: the reply is the answer.
+        bus.publish({ kind: 'task', data: { ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at() } } })
+        bus.publish({ kind: 'artifactUpdate', data: { taskId, contextId, artifact: { artifactId: randomUUID(), name: 'answer', description: '', parts: [{ content: { $case: 'text', value: `answer was: ${words}` }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined } })
+        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: at() }, metadata: undefined } })
+        return
+      }
+      if (state.behaviour === 'ask') {
+        bus.publish({ kind: 'task', data: { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: at() }, artifacts: [], history: [context.userMessage], metadata: undefined } })
+        const question = { messageId: randomUUID(), contextId, taskId, role: 2, parts: [{ content: { $case: 'text' as const, value: 'Which year?' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] }
+        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: question, timestamp: at() }, metadata: undefined } })
+        return
+      }
+      bus.publish({ kind: 'task', data: { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [context.userMessage], metadata: undefined } })
+      bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined } })
+      // The executor runs until its task ends (the SDK tears a bus down when its executor returns).
+      const ended = new Promise<void>((resolve) => waiting.set(taskId, { bus, contextId, done: resolve }))
+      const text = context.userMessage.parts.find((p) => p.content?.$case === 'text')
+      if (state.behaviour === 'complete') state.finish(`remote did: ${text?.content?.$case === 'text' ? text.content.value.split('\n')[0] : ''}`)
+      await ended
+    },
+    async cancelTask(taskId, bus) {
+      bus.publish({ kind: 'statusUpdate', data: { taskId, contextId: '', status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined } })
+      bus.finished()
+    },
+  }
+  const cardJson = () => ({
+    name: 'Remote', description: 'A remote agent', version: '1.0',
+    supportedInterfaces: [{ url: `${base}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: false, pushNotifications: false }, defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'do', name: 'do', description: 'does', tags: [], examples: [] }],
+  })
+  let base = ''
+  const handler = new DefaultRequestHandler(AgentCard.fromJSON(cardJson()), new InMemoryTaskStore(), executor)
+  const transport = new JsonRpcTransportHandler(handler)
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', async () => {
+      state.authorizations.push(req.headers.authorization)
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(cardJson()))
+        return
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      state.calls.push({ method: body.method, params: body.params })
+      if (body.method === 'SendMessage') state.received.push(body.params.message)
+      if (state.behaviour === 'hang' && body.method === 'SendMessage') return
+      if (state.behaviour === 'garbage') {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end('this is not JSON-RPC')
+        return
+      }
+      const answer = await transport.handle(body, new ServerCallContext({ requestedVersion: String(req.headers['a2a-version'] ?? '0.3') }))
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(answer))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  state.cardUrl = `${base}/.well-known/agent-card.json`
+  state.close = () => new Promise((resolve) => {
+    server.closeAllConnections()
+    server.close(() => resolve())
+  })
+  return state
+}
