@@ -49,6 +49,7 @@ import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
 import { sharedRateLimitStore } from './http/rate-limit-store.js'
 import { inboxRoutes } from './inbox/routes.js'
+import { insightRoutes } from './insights/routes.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
 import { resumeDecisionClocks } from './runs/decision-timers.js'
@@ -242,6 +243,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await keyed.register(scheduleRoutes)
         await keyed.register(messageTriggerRoutes)
         await keyed.register(hookAdminRoutes)
+        await keyed.register(insightRoutes)
       })
       // Outside the API-key authentication above: a task's result is answered with the task's own token.
       await api.register(taskResultRoutes)

@@ -17,6 +17,7 @@ import type { AgentTemplateTable } from '../templates/templates.table.js'
 import type { HookReceiptTable, InboundHookTable, InboxClaimTable, MessageTriggerPassTable, MessageTriggerTable, ScheduleTable } from '../triggers/operators.table.js'
 import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 import type { ToolCallTable } from '../runs/tool-calls.table.js'
+import type { InsightPhaseRunTable, InsightWaitTable } from '../insights/insights.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -47,4 +48,6 @@ export interface Database {
   mcp_servers: McpServerTable
   clock_effects: ClockEffectTable
   tool_calls: ToolCallTable
+  insight_phase_runs: InsightPhaseRunTable
+  insight_waits: InsightWaitTable
 }

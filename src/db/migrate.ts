@@ -23,6 +23,7 @@ import * as toolCalls from './migrations/0057_tool_calls.js'
 import * as operators from './migrations/0060_operators.js'
 import * as decisionPolicies from './migrations/0061_decision_policies.js'
 import * as runsRouteCalls from './migrations/0070_runs_route_calls.js'
+import * as insights from './migrations/0095_insights.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0060_operators': operators,
   '0061_decision_policies': decisionPolicies,
   '0070_runs_route_calls': runsRouteCalls,
+  '0095_insights': insights,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
