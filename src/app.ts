@@ -50,6 +50,7 @@ import { metricsRoutes } from './metrics/plugin.js'
 import { sharedRateLimitStore } from './http/rate-limit-store.js'
 import { inboxRoutes } from './inbox/routes.js'
 import { insightRoutes } from './insights/routes.js'
+import { reportInsightMetrics } from './metrics/insights.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
 import { resumeDecisionClocks } from './runs/decision-timers.js'
@@ -203,6 +204,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), auth: config.auth, token: config.metricsToken })
   reportRunMetrics(app)
+  reportInsightMetrics(app, config.metricsAgentLabels)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
 

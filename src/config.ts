@@ -64,6 +64,8 @@ export interface Config {
   accessLog: boolean
   /** Bearer token for /metrics on a non-loopback bind; null: /metrics is a 404 there. */
   metricsToken: string | null
+  /** TANDEM_METRICS_AGENT_LABELS: distinct agent_id label values per instance before `_other`. */
+  metricsAgentLabels: number
   /** Redis for the rate limit shared by every instance; null: counted per instance. */
   redisUrl: string | null
   /** TANDEM_ASSET_MAX_BYTES: the largest image POST /api/assets takes (AGENTS.md, avatars). */
@@ -309,6 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...parseSecretKeys(env, databaseUrl),
     accessLog: parseBoolean('TANDEM_ACCESS_LOG', env.TANDEM_ACCESS_LOG, false),
     metricsToken: parseToken(env.TANDEM_METRICS_TOKEN),
+    metricsAgentLabels: parseInteger('TANDEM_METRICS_AGENT_LABELS', env.TANDEM_METRICS_AGENT_LABELS ?? '100', 1, 10000),
     redisUrl: parseRedisUrl(env.TANDEM_REDIS_URL),
     assetMaxBytes: parseInteger('TANDEM_ASSET_MAX_BYTES', env.TANDEM_ASSET_MAX_BYTES ?? String(1024 * 1024), 1, 16 * 1024 * 1024),
     toolTimeoutMs: parseInteger('TANDEM_TOOL_TIMEOUT_MS', env.TANDEM_TOOL_TIMEOUT_MS ?? '30000', 1, 600000),

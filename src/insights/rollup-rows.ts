@@ -27,7 +27,7 @@ export interface PhaseLike {
   status: string
   output: unknown
   error: { type: string } | null
-  decisions: Array<{ decision: string; at: string; override?: true; expired?: true }>
+  decisions: Array<{ decision: string; at: string; handle?: string | null; override?: true; expired?: true }>
   startedAt: string | null
   usage?: { inputTokens: number; outputTokens: number } | null
   costUsd?: number | null

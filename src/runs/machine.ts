@@ -95,7 +95,7 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   else await updateRun(t.db, run)
   for (const write of after) await write()
   // The scorecards' rollup rows of the phases this moved (src/insights/rollup.ts).
-  await recordInsights(t.db, t.workspaceId, run, before, waiting, event === 'decide')
+  await recordInsights(t, run, before, waiting, event === 'decide')
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)
   for (const work of afterwards) await work(t, run)
 }

@@ -147,6 +147,21 @@ for (const dialect of dialects()) {
       assert.equal((await list('', h.maria)).statusCode, 200, 'members read scorecards')
     })
 
+    it('metrics: decisions by agent, decision and who; ended waits by kind and outcome; waits open now', async () => {
+      const text = (await send(app, 'GET', '/metrics')).body
+      const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN)
+      const w = h.writerId
+      assert.equal(value(`tandem_decisions_total{agent_id="${w}",decision="approve",by="person"}`), 5)
+      assert.equal(value(`tandem_decisions_total{agent_id="${w}",decision="revise",by="person"}`), 1)
+      assert.equal(value(`tandem_decisions_total{agent_id="${w}",decision="reject",by="override"}`), 1)
+      assert.equal(value(`tandem_decisions_total{agent_id="${w}",decision="approve",by="expiry"}`), 1)
+      assert.equal(value(`tandem_decisions_total{agent_id="${h.reviewerId}",decision="approve",by="person"}`), 1)
+      for (const [outcome, n] of [['approve', 3], ['revise', 1], ['reject', 1], ['expire', 1], ['cancel', 1]] as const) {
+        assert.equal(value(`tandem_wait_duration_seconds_count{kind="decision",outcome="${outcome}"}`), n, outcome)
+      }
+      assert.equal(value('tandem_waiting{kind="decision"}'), 0)
+    })
+
     it('the backfill gives the same figures from the stored runs', async () => {
       const before = (await list()).json().data
       await app.database.db.deleteFrom('insight_waits').execute()
