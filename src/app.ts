@@ -205,6 +205,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), auth: config.auth, token: config.metricsToken })
   reportRunMetrics(app)
   reportInsightMetrics(app, config.metricsAgentLabels)
+  // Traces only when an OTLP endpoint is set: otherwise nothing of the OpenTelemetry SDK is even loaded.
+  if (config.tracing) await (await import('./tracing/index.js')).startTracing(app, config.tracing)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
 
