@@ -3,6 +3,7 @@
 // list), per time bucket (a series) or per cycle and phase (a breakdown).
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
+import { sqliteDriverOf } from '../db/sqlite-driver.js'
 
 export interface Scope {
   workspaceId: string
@@ -56,7 +57,7 @@ interface PhaseSums {
   input_tokens: unknown; output_tokens: unknown
   cost: number | string | null; priced: unknown; gated_cost: number | string | null; gated_priced: unknown
   run_failed: unknown
-  trigger_name: string; phase_name: string
+  trigger_name?: string; phase_name?: string
 }
 
 /** The figures of every group with a counted phase run in scope, by the group's key (its columns joined by `/`). */
@@ -64,6 +65,8 @@ export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Gr
   const keys = KEYS[grouping]
   const key = keys.length === 1 ? keys[0]! : sql`${keys[0]} || '/' || ${keys[1]}`
   const groupBy = sql.join(keys)
+  // Names only for the breakdown: the other groupings are summed from the covering index alone.
+  const names = grouping === 'cyclePhase' ? sql`, max(trigger_name) as trigger_name, max(phase_name) as phase_name` : sql``
   const { rows } = await sql<PhaseSums>`select ${key} as key,
       sum(answered) as answered, sum(approved) as approved, sum(revised) as revised, sum(rejected) as rejected,
       sum(expired) as expired, sum(overridden) as overridden,
@@ -74,7 +77,7 @@ export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Gr
       sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
       sum(cost_usd) as cost, count(cost_usd) as priced,
       sum(case when gated = 1 then cost_usd end) as gated_cost, count(case when gated = 1 then cost_usd end) as gated_priced,
-      sum(run_failed) as run_failed, max(trigger_name) as trigger_name, max(phase_name) as phase_name
+      sum(run_failed) as run_failed${names}
     from insight_phase_runs where ${where(scope)} group by ${groupBy}`.execute(db)
   const times = await decisionTimes(db, scope, key, groupBy)
   const result = new Map<string, Figures & { triggerName: string; phaseName: string }>()
@@ -95,29 +98,52 @@ export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Gr
       costUsd: cost,
       costPerApprovedOutput: approved === 0 || gatedCost === null ? null : usd(gatedCost / approved),
       runsFailed: n(row.run_failed),
-      triggerName: row.trigger_name,
-      phaseName: row.phase_name,
+      triggerName: row.trigger_name ?? '',
+      phaseName: row.phase_name ?? '',
     })
   }
   return result
 }
 
-/**
- * Median and p90 of the waits people ended, by nearest rank (sorted x₁…xₙ, pₖ = x⌈k·n/100⌉), in SQL: each group's
- * samples are numbered in order and the two ranks picked, so only two numbers per group leave the database.
- */
+/** Nearest rank: sorted x₁…xₙ, pₖ = x⌈k·n/100⌉ (integer arithmetic, so no rounding moves a rank). */
+export function nearestRank(sorted: number[], k: number): number {
+  return sorted[Math.ceil((k * sorted.length) / 100) - 1]!
+}
+
+// SQLite: an aggregate of our own (made once per database) collects a group's samples and answers
+// "samples,median,p90"; PostgreSQL: percentile_disc, whose ⌈p·n⌉ is taken in floating point — the fraction is
+// lowered by 10⁻¹² so that a product such as 0.9 × 70 = 63.000000000000014 still ranks 63 (a true fraction
+// part is at least 0.01, so the nudge never crosses one for fewer than 10¹⁰ samples).
+const sqliteWithRanks = new WeakSet<object>()
+function ranksSql(db: Kysely<Database>): RawBuilder<string> {
+  const driver = sqliteDriverOf(db)
+  if (!driver) {
+    return sql<string>`count(*) || ',' || percentile_disc(${0.5 - 1e-12}::float8) within group (order by decision_ms) || ',' || percentile_disc(${0.9 - 1e-12}::float8) within group (order by decision_ms)`
+  }
+  if (!sqliteWithRanks.has(driver)) {
+    driver.raw.aggregate('tandem_ranks', {
+      start: () => [] as number[],
+      step: (samples: number[], value: unknown) => {
+        samples.push(Number(value))
+      },
+      result: (samples: number[]) => {
+        samples.sort((a, b) => a - b)
+        return `${samples.length},${nearestRank(samples, 50)},${nearestRank(samples, 90)}`
+      },
+    })
+    sqliteWithRanks.add(driver)
+  }
+  return sql<string>`tandem_ranks(decision_ms)`
+}
+
+/** Median and p90 of the waits people ended, per group, computed in the database: three numbers per group leave it. */
 async function decisionTimes(db: Kysely<Database>, scope: Scope, key: RawBuilder<unknown>, groupBy: RawBuilder<unknown>): Promise<Map<string, Figures['decisionTimeMs']>> {
-  const { rows } = await sql<{ key: string; samples: unknown; median: unknown; p90: unknown }>`with ranked as (
-      select ${key} as key, decision_ms,
-        row_number() over (partition by ${groupBy} order by decision_ms) as rn,
-        count(*) over (partition by ${groupBy}) as samples
-      from insight_waits where ${where(scope)} and decision_ms is not null
-    )
-    select key, samples,
-      max(case when rn = (samples * 50 + 99) / 100 then decision_ms end) as median,
-      max(case when rn = (samples * 90 + 99) / 100 then decision_ms end) as p90
-    from ranked group by key, samples`.execute(db)
-  return new Map(rows.map((row) => [row.key, { median: n(row.median), p90: n(row.p90), samples: n(row.samples) }]))
+  const { rows } = await sql<{ key: string; ranks: string }>`select ${key} as key, ${ranksSql(db)} as ranks
+    from insight_waits where ${where(scope)} and decision_ms is not null group by ${groupBy}`.execute(db)
+  return new Map(rows.map((row) => {
+    const [samples, median, p90] = row.ranks.split(',').map(Number) as [number, number, number]
+    return [row.key, { median, p90, samples }]
+  }))
 }
 
 export const EMPTY_FIGURES: Figures = {
