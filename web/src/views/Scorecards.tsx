@@ -135,7 +135,7 @@ export function ScorecardsPage() {
       {rows.isPending ? <Loading what="scorecards" /> : <ErrorMessage error={rows.error} onRetry={() => void rows.refetch()} />}
       {rows.data?.data.length === 0 ? <Empty title="No agent worked in this window.">Scorecards count the phases agents began in it.</Empty> : null}
       {rows.data && rows.data.data.length > 0 ? (
-        <div className="scroll-x">
+        <div className="scroll-x" tabIndex={0} role="region" aria-label="Agent scorecards (scrolls sideways)">
           <table className="scorecards">
             <caption>Agent scorecards</caption>
             <thead>
@@ -205,7 +205,7 @@ export function ScorecardPage({ id }: { id: string }) {
               { label: 'p90', values: d.series.map((p) => (p.decisionTimeMs.p90 === null ? null : p.decisionTimeMs.p90 / 60_000)), colour: '#7048e8' },
             ]} />
           </div>
-          <div className="scroll-x">
+          <div className="scroll-x" tabIndex={0} role="region" aria-label="By cycle and phase (scrolls sideways)">
             <table>
               <caption>By cycle and phase</caption>
               <thead><tr><th scope="col">Cycle</th><th scope="col">Phase</th>{COLUMNS.map((c) => <th key={c.sort} scope="col">{c.header}</th>)}</tr></thead>
