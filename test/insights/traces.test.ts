@@ -8,7 +8,13 @@ import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { build, dialects, send } from '../helpers.js'
+import { randomUUID } from 'node:crypto'
+import { rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { build, dialects, send, TEST_SECRET_KEY } from '../helpers.js'
+import { buildApp } from '../../src/app.js'
+import { createApiKey } from '../../src/principals/store.js'
 import { waitFor } from '../runs/agent-server.js'
 import { buildHistory, type History } from './history.js'
 import { loadConfig } from '../../src/config.js'
@@ -156,5 +162,42 @@ it('a full export queue drops spans and counts them; requests go on', async () =
     assert.ok(dropped >= 1, metrics.split('\n').filter((l) => l.includes('dropped')).join('\n'))
   } finally {
     await app.close()
+  }
+})
+
+it('a restart mid-run keeps the run in its trace: another process ends it under the starting request', async () => {
+  const otlp = await receiver()
+  const file = join(tmpdir(), `tandem-trace-restart-${process.pid}.db`)
+  const env = { LOG_LEVEL: 'silent', TANDEM_WORKERS: '0', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: `sqlite:${file}` }
+  const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10' }
+  const traceId = '0af7651916cd43dd8448eb211c80319c'
+  try {
+    const first = await buildApp(loadConfig(env))
+    const { workspaceId } = (await send(first, 'GET', '/api/me')).json()
+    const agentId = (await send(first, 'POST', '/api/agents', { name: 'Late', providerType: 'custom_token_only' })).json().id
+    const streamId = (await send(first, 'POST', '/api/streams', { name: 'Restart' })).json().id
+    const cycle = await send(first, 'POST', `/api/cycles/streams/${streamId}/cycles`, {
+      triggerName: 'later', description: 'd', phasesTemplate: [{ id: randomUUID(), agentId, goal: 'g', instructions: 'i', autoAdvance: true, phaseName: 'P', operatorPool: [] }],
+    })
+    await send(first, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycle.json().id}/runs`, {}, { traceparent: `00-${traceId}-b7ad6b7169203331-01` })
+    const key = (await createApiKey(first.database.db, { workspaceId, name: 'late', agentId })).key
+    await first.close()
+    const second = await buildApp(loadConfig(traced))
+    try {
+      const claim = (await send(second, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })).json()
+      await send(second, 'POST', `/api/tasks/${claim.task.id}/result`, { output: { text: 'done' } }, { authorization: `Bearer ${claim.result.token}` })
+      const all = () => otlp.received.flatMap((r) => (JSON.parse(r.body.toString()).resourceSpans ?? []).flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans))) as Span[]
+      const workflow = await waitFor(() => all().find((s) => s.name === 'invoke_workflow later'), 10000, 'the run\'s span from the second process')
+      assert.equal(workflow.traceId, traceId)
+      assert.ok(workflow.parentSpanId && workflow.parentSpanId !== 'b7ad6b7169203331', 'under the first process\'s request span')
+      const agent = await waitFor(() => all().find((s) => s.name === 'invoke_agent Late'), 10000, 'the task span')
+      assert.equal(agent.parentSpanId, workflow.spanId)
+      assert.equal(agent.traceId, traceId)
+    } finally {
+      await second.close()
+    }
+  } finally {
+    otlp.server.close()
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
   }
 })
