@@ -25,7 +25,7 @@ async function json(app: FastifyInstance, method: 'GET' | 'POST', url: string, b
 
 const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)]!
 
-async function seed(app: FastifyInstance): Promise<string[]> {
+async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<string[]> {
   const db = app.database.db
   const workspaceId = (await json(app, 'GET', '/api/me')).workspaceId
   const agents: string[] = []
@@ -35,15 +35,15 @@ async function seed(app: FastifyInstance): Promise<string[]> {
   const now = Date.now()
   let phases: InsightPhaseRunTable[] = []
   let waits: InsightWaitTable[] = []
-  const flush = async (force = false) => {
-    if (phases.length >= BATCH || (force && phases.length)) {
-      await db.insertInto('insight_phase_runs').values(phases).execute()
-      phases = []
-    }
-    if (waits.length >= BATCH || (force && waits.length)) {
-      await db.insertInto('insight_waits').values(waits).execute()
-      waits = []
-    }
+  // Rows go in 10,000 runs to a transaction: on SQLite each transaction appends every page it touches to the WAL,
+  // so a transaction per small batch would write the random pages of the indexes again and again.
+  const flush = async () => {
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < phases.length; i += BATCH) await trx.insertInto('insight_phase_runs').values(phases.slice(i, i + BATCH)).execute()
+      for (let i = 0; i < waits.length; i += BATCH) await trx.insertInto('insight_waits').values(waits.slice(i, i + BATCH)).execute()
+    })
+    phases = []
+    waits = []
   }
   for (let r = 0; r < RUNS; r++) {
     const cycle = pick(cycles)
@@ -71,10 +71,11 @@ async function seed(app: FastifyInstance): Promise<string[]> {
         })
       })
     }
-    await flush()
+    if ((r + 1) % 10_000 === 0) await flush()
   }
-  await flush(true)
+  await flush()
   await sql`analyze`.execute(db)
+  if (databaseIsSqlite) await sql`pragma wal_checkpoint(truncate)`.execute(db)
   return agents
 }
 
@@ -97,7 +98,7 @@ async function measure(label: string, databaseUrl: string): Promise<void> {
   await app.ready()
   try {
     const seeding = performance.now()
-    const agents = await seed(app)
+    const agents = await seed(app, databaseUrl.startsWith('sqlite:'))
     console.log(`${label}: seeded ${RUNS} runs × 3 phases, ${AGENTS} agents, 90 days in ${((performance.now() - seeding) / 1000).toFixed(1)} s`)
     const from90 = new Date(Date.now() - 90 * DAY).toISOString()
     const results = {
