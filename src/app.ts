@@ -51,6 +51,8 @@ import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
 import { memoryRateLimitStore, sharedRateLimitStore } from './http/rate-limit-store.js'
 import { inboxRoutes } from './inbox/routes.js'
+import { insightRoutes } from './insights/routes.js'
+import { reportInsightMetrics } from './metrics/insights.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
 import { resumeDecisionClocks } from './runs/decision-timers.js'
@@ -221,6 +223,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   await app.register(metricsRoutes, { metrics: createMetrics({ poolInUse: app.database.poolInUse }), auth: config.auth, token: config.metricsToken })
   reportRunMetrics(app)
+  reportInsightMetrics(app, config.metricsAgentLabels)
+  // Traces only when an OTLP endpoint is set: otherwise nothing of the OpenTelemetry SDK is even loaded.
+  if (config.tracing) await (await import('./tracing/index.js')).startTracing(app, config.tracing)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
   // /api and /mcp spend one budget per key and per peer (in Redis, or in this process's memory).
@@ -264,6 +269,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await keyed.register(messageTriggerRoutes)
         await keyed.register(hookAdminRoutes)
         await keyed.register(a2aApiRoutes)
+        await keyed.register(insightRoutes)
       })
       // Outside the API-key authentication above: a task's result is answered with the task's own token.
       await api.register(taskResultRoutes)

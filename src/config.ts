@@ -2,6 +2,7 @@
 import { isIP } from 'node:net'
 import { parseCidr } from './net/egress.js'
 import { defaultHeldLimits } from './http/rate-limit-slots.js'
+import { parseTracing, type TracingSettings } from './tracing/settings.js'
 
 export type AuthMode = 'local' | 'required'
 
@@ -70,6 +71,10 @@ export interface Config {
   accessLog: boolean
   /** Bearer token for /metrics on a non-loopback bind; null: /metrics is a 404 there. */
   metricsToken: string | null
+  /** TANDEM_METRICS_AGENT_LABELS: distinct agent_id label values per instance before `_other`. */
+  metricsAgentLabels: number
+  /** OpenTelemetry traces (src/tracing); null: off, and nothing of the SDK is loaded. */
+  tracing: TracingSettings | null
   /** Redis for the rate limit shared by every instance; null: counted per instance. */
   redisUrl: string | null
   /** TANDEM_ASSET_MAX_BYTES: the largest image POST /api/assets takes (AGENTS.md, avatars). */
@@ -324,6 +329,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...parseSecretKeys(env, databaseUrl),
     accessLog: parseBoolean('TANDEM_ACCESS_LOG', env.TANDEM_ACCESS_LOG, false),
     metricsToken: parseToken(env.TANDEM_METRICS_TOKEN),
+    tracing: parseTracing(env),
+    metricsAgentLabels: parseInteger('TANDEM_METRICS_AGENT_LABELS', env.TANDEM_METRICS_AGENT_LABELS ?? '100', 1, 10000),
     redisUrl: parseRedisUrl(env.TANDEM_REDIS_URL),
     assetMaxBytes: parseInteger('TANDEM_ASSET_MAX_BYTES', env.TANDEM_ASSET_MAX_BYTES ?? String(1024 * 1024), 1, 16 * 1024 * 1024),
     toolTimeoutMs: parseInteger('TANDEM_TOOL_TIMEOUT_MS', env.TANDEM_TOOL_TIMEOUT_MS ?? '30000', 1, 600000),

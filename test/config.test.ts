@@ -41,6 +41,8 @@ describe('configuration', () => {
       secretKeysPrevious: [],
       accessLog: false,
       metricsToken: null,
+      metricsAgentLabels: 100,
+      tracing: null,
       redisUrl: null,
       assetMaxBytes: 1048576,
       toolTimeoutMs: 30000,

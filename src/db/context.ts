@@ -10,6 +10,7 @@ import type { Vault } from '../credentials/vault.js'
 import type { RowJsonCache } from '../agents/json-cache.js'
 import type { JobsRuntime } from '../jobs/index.js'
 import type { BatchingSqliteDriver } from './sqlite-driver.js'
+import type { InsightListener } from '../insights/events.js'
 
 export interface DbContext {
   /** The vault of the app on this database (attachVault, by buildApp). */
@@ -20,6 +21,10 @@ export interface DbContext {
   agentJson?: RowJsonCache
   /** SQLite only: the batching driver under this database (src/db/sqlite-driver.ts). */
   sqlite?: BatchingSqliteDriver
+  /** Told of decisions, ended waits, settled tasks and finished runs (src/insights/events.ts: metrics, traces). */
+  insightListeners?: InsightListener[]
+  /** Traces are exported (src/tracing): the engine then tells of settled tasks and finished runs too. */
+  tracesOn?: boolean
 }
 
 export interface DbHandle {

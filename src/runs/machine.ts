@@ -36,6 +36,7 @@ import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, ty
 import { approversOf } from './pool.js'
 import { settleEndedCalls } from './tool-calls.js'
 import { queueRemoteCancels } from '../a2a/cancel.js'
+import { openWaits, recordInsights } from '../insights/rollup.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${secureRandomBytes(32).toString('base64url')}`
@@ -86,6 +87,7 @@ export interface Transition {
  */
 export async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot, after: Deferred = []): Promise<void> {
   checkTransition(event, before, run)
+  const waiting = openWaits(run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
   // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts).
@@ -94,6 +96,8 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
   else await updateRun(t.db, run)
   for (const write of after) await write()
+  // The scorecards' rollup rows of the phases this moved (src/insights/rollup.ts).
+  await recordInsights(t, run, before, waiting, event === 'decide')
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)
   for (const work of afterwards) await work(t, run)
 }

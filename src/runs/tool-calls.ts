@@ -23,6 +23,7 @@ import { statusInWords } from './schemas.js'
 import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
 import type { LoopState } from '../tools/loop.js'
 import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
+import { toolWaitEnded } from '../insights/tool-waits.js'
 
 // answered_by is optional here: the rows built before insertion leave it out (null in the table).
 export type ToolCallRow = Omit<Selectable<ToolCallTable>, 'answered_by'> & { answered_by?: string | null }
@@ -200,6 +201,7 @@ async function settleApproval(t: Transition, run: Run, phase: PhaseRun, row: Too
       : { status: 'denied', approval: JSON.stringify(approval), error: `denied by ${who}: ${note ?? '(no note)'}`, finished_at: at },
   )
   await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  await toolWaitEnded(t, run, phase, row, 'tool_approval', decision, by.handle)
   // A call of the task tool route is made by a job of its own, keyed by the call (a loop's by its delivery).
   if (decision === 'approve' && Number(row.step) === 0) await enqueueJob(t.db, CALL_TOOL_JOB, { callId: row.id }, { jobKey: callKey(row.id) })
   await resumeIfSettled(t, run, phase, row.task_id)
@@ -228,6 +230,7 @@ export async function answerQuestion(
     const answeredBy: AnsweredBy = { principalId: caller.principalId, handle: caller.handle, at, via: caller.via ?? 'api' }
     const updated = await updateCall(trx, row.id, { status: 'succeeded', output: input.text, finished_at: at, answered_by: JSON.stringify(answeredBy) })
     await recordToolCallEvent(trx, updated, run.streamId, 'tool_call.updated', t.traceparent)
+    await toolWaitEnded(t, run, phase, row, 'question', 'answer', caller.handle)
     await resumeIfSettled(t, run, phase, row.task_id)
     return toToolCall(updated)
   })
@@ -261,6 +264,7 @@ async function failOnExpiry(t: Transition, run: Run, phase: PhaseRun, row: ToolC
   const status = row.status === 'awaiting_approval' ? 'denied' : 'failed'
   const updated = await updateCall(t.db, row.id, { status, error: `expired: no one ${what} within ${after} (onExpire: fail)`, finished_at: now() })
   await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  await toolWaitEnded(t, run, phase, row, row.status === 'awaiting_approval' ? 'tool_approval' : 'question', 'expire', 'system')
   await failWaitingPhase(t, run, phase, `No one ${what} of phase "${phase.phaseName}" within ${after}; its policy fails it (onExpire: fail).`)
 }
 
@@ -283,6 +287,7 @@ async function expireQuestion(t: Transition, run: Run, phase: PhaseRun, callId: 
   if ((phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire) === 'fail') return failOnExpiry(t, run, phase, row, 'answered the question')
   const updated = await updateCall(t.db, row.id, { status: 'failed', error: NO_ANSWER, finished_at: now() })
   await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
+  await toolWaitEnded(t, run, phase, row, 'question', 'expire', 'system')
   await resumeIfSettled(t, run, phase, row.task_id)
 }
 

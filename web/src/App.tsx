@@ -10,6 +10,7 @@ import { StreamsPage } from './views/Streams'
 import { StreamPage } from './views/Stream'
 import { AgentsPage } from './views/Agents'
 import { CredentialsPage } from './views/Credentials'
+import { ScorecardPage, ScorecardsPage } from './views/Scorecards'
 
 function NavLink({ href, children }: { href: string; children: string }) {
   const [active] = useRoute(href === '/' ? '/' : href)
@@ -29,6 +30,7 @@ function Header({ openPalette, openShortcuts }: { openPalette: () => void; openS
           <li><NavLink href="/">Streams</NavLink></li>
           <li><NavLink href="/agents">Agents</NavLink></li>
           <li><NavLink href="/credentials">Credentials</NavLink></li>
+          <li><NavLink href="/insights">Scorecards</NavLink></li>
           <InboxLink current={inInbox} />
         </ul>
         <ul>
@@ -56,6 +58,8 @@ function Shell() {
             <Route path="/agents" component={AgentsPage} />
             <Route path="/credentials" component={CredentialsPage} />
             <Route path="/inbox" component={InboxPage} />
+            <Route path="/insights" component={ScorecardsPage} />
+            <Route path="/insights/agents/:id">{(params) => <ScorecardPage id={params.id} />}</Route>
             <Route><h1>Page not found</h1><p><Link href="/">Back to the streams</Link></p></Route>
           </Switch>
         </ErrorBoundary>

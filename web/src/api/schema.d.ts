@@ -932,6 +932,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/insights/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Agents' scorecards over a window
+         * @description A row per agent with a phase run that started in `[from, to)` (default: the last 30 days; at most 366), in the stream or cycle given. Sorted by a figure's dotted name (`sort`, default `phasesAnswered`; `order` desc by default), nulls last, ties by agentId. `Accept: text/csv` answers every row as CSV.
+         */
+        get: operations["listScorecards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/insights/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One agent's scorecard with its series and its breakdown per cycle and phase
+         * @description The agent's row, a series of UTC buckets (`hour` for windows up to 72 hours, else `day`, or as given; at most 1,000) and a breakdown per (cycle, template phase). 404 when the agent never had a phase run in the workspace. `Accept: text/csv` answers the series as CSV.
+         */
+        get: operations["getScorecard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tasks/{taskId}/result": {
         parameters: {
             query?: never;
@@ -1276,6 +1316,84 @@ export interface components {
         AgentPage: {
             data: components["schemas"]["Agent"][];
             /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /**
+         * AgentScorecard
+         * @description an agent's figures over the counted phase runs of the window (agentName and providerType null once the agent is deleted)
+         */
+        AgentScorecard: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            agentId: string;
+            agentName: string | null;
+            providerType: string | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            avatarAssetId: string | null;
+            phasesAnswered: number;
+            decisions: {
+                approved: number;
+                revised: number;
+                rejected: number;
+                expired: number;
+                overridden: number;
+            };
+            firstPassApprovalRate: number | null;
+            revisionsPerApprovedOutput: number | null;
+            decisionTimeMs: {
+                median: number | null;
+                p90: number | null;
+                samples: number;
+            };
+            toolCalls: {
+                autoRun: number;
+                approved: number;
+                denied: number;
+                failed: number;
+            };
+            questionsAsked: number;
+            usage: {
+                inputTokens: number;
+                outputTokens: number;
+            };
+            costUsd: number | null;
+            costPerApprovedOutput: number | null;
+            runsFailed: number;
+        };
+        /** AgentScorecardDetail */
+        AgentScorecardDetail: {
+            agent: components["schemas"]["AgentScorecard"];
+            window: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                to: string;
+                /** @enum {string} */
+                bucket: "hour" | "day";
+            };
+            series: components["schemas"]["ScorecardBucket"][];
+            breakdown: components["schemas"]["ScorecardBreakdown"][];
+        };
+        /** AgentScorecardPage */
+        AgentScorecardPage: {
+            window: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                to: string;
+            };
+            data: components["schemas"]["AgentScorecard"][];
             nextCursor: string | null;
         };
         /** AgentTemplate */
@@ -2375,6 +2493,86 @@ export interface components {
             data: components["schemas"]["Schedule"][];
             /** @description pass as ?cursor= for the next page; null on the last page */
             nextCursor: string | null;
+        };
+        /** ScorecardBreakdown */
+        ScorecardBreakdown: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            cycleId: string;
+            triggerName: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            phaseId: string;
+            phaseName: string;
+            phasesAnswered: number;
+            decisions: {
+                approved: number;
+                revised: number;
+                rejected: number;
+                expired: number;
+                overridden: number;
+            };
+            firstPassApprovalRate: number | null;
+            revisionsPerApprovedOutput: number | null;
+            decisionTimeMs: {
+                median: number | null;
+                p90: number | null;
+                samples: number;
+            };
+            toolCalls: {
+                autoRun: number;
+                approved: number;
+                denied: number;
+                failed: number;
+            };
+            questionsAsked: number;
+            usage: {
+                inputTokens: number;
+                outputTokens: number;
+            };
+            costUsd: number | null;
+            costPerApprovedOutput: number | null;
+            runsFailed: number;
+        };
+        /** ScorecardBucket */
+        ScorecardBucket: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            end: string;
+            phasesAnswered: number;
+            decisions: {
+                approved: number;
+                revised: number;
+                rejected: number;
+                expired: number;
+                overridden: number;
+            };
+            firstPassApprovalRate: number | null;
+            revisionsPerApprovedOutput: number | null;
+            decisionTimeMs: {
+                median: number | null;
+                p90: number | null;
+                samples: number;
+            };
+            toolCalls: {
+                autoRun: number;
+                approved: number;
+                denied: number;
+                failed: number;
+            };
+            questionsAsked: number;
+            usage: {
+                inputTokens: number;
+                outputTokens: number;
+            };
+            costUsd: number | null;
+            costPerApprovedOutput: number | null;
+            runsFailed: number;
         };
         /** StartRun */
         StartRun: {
@@ -11534,6 +11732,254 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listScorecards: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 UTC with milliseconds */
+                from?: string;
+                /** @description ISO 8601 UTC with milliseconds */
+                to?: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId?: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                cycleId?: string;
+                /** @description a figure's dotted name (default phasesAnswered) */
+                sort?: "phasesAnswered" | "decisions.approved" | "decisions.revised" | "decisions.rejected" | "decisions.expired" | "decisions.overridden" | "firstPassApprovalRate" | "revisionsPerApprovedOutput" | "decisionTimeMs.median" | "decisionTimeMs.p90" | "decisionTimeMs.samples" | "toolCalls.autoRun" | "toolCalls.approved" | "toolCalls.denied" | "toolCalls.failed" | "questionsAsked" | "usage.inputTokens" | "usage.outputTokens" | "costUsd" | "costPerApprovedOutput" | "runsFailed";
+                order?: "asc" | "desc";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentScorecardPage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getScorecard: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 UTC with milliseconds */
+                from?: string;
+                /** @description ISO 8601 UTC with milliseconds */
+                to?: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId?: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                cycleId?: string;
+                /** @description default: hour for windows up to 72 hours, else day */
+                bucket?: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentScorecardDetail"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,115 @@
+// `npm run bench:insights`: the scorecards at scale. BENCH_RUNS runs (default 100,000) × 3 phases over 90 days and
+// BENCH_AGENTS agents (default 50), their rollup rows (a phase run each, an ended wait per decision) written as
+// the engine writes them, then BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days, the list
+// over 90 days, and one agent's detail over 90 days (day buckets, breakdown). p50 and p95 per call. SQLite in a
+// temporary file; PostgreSQL too with BENCH_POSTGRES_URL (a fresh database). A benchmark, not a test.
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { onEachDatabase, percentile } from './each-database.js'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import type { InsightPhaseRunTable, InsightWaitTable } from '../src/insights/insights.table.js'
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 100_000)
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 50)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40)
+const DAY = 86_400_000
+const BATCH = 1000
+
+async function json(app: FastifyInstance, method: 'GET' | 'POST', url: string, body?: Record<string, unknown>) {
+  const res = await app.inject({ method, url, ...(body === undefined ? {} : { payload: body }) })
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)]!
+
+async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<string[]> {
+  const db = app.database.db
+  const workspaceId = (await json(app, 'GET', '/api/me')).workspaceId
+  const agents: string[] = []
+  for (let i = 0; i < AGENTS; i++) agents.push((await json(app, 'POST', '/api/agents', { name: `Agent ${i}`, providerType: 'custom_token_only' })).id)
+  const streams = Array.from({ length: 5 }, () => randomUUID())
+  const cycles = Array.from({ length: 20 }, () => ({ id: randomUUID(), phases: [randomUUID(), randomUUID(), randomUUID()] }))
+  const now = Date.now()
+  let phases: InsightPhaseRunTable[] = []
+  let waits: InsightWaitTable[] = []
+  // Rows go in 10,000 runs to a transaction: on SQLite each transaction appends every page it touches to the WAL,
+  // so a transaction per small batch would write the random pages of the indexes again and again.
+  const flush = async () => {
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < phases.length; i += BATCH) await trx.insertInto('insight_phase_runs').values(phases.slice(i, i + BATCH)).execute()
+      for (let i = 0; i < waits.length; i += BATCH) await trx.insertInto('insight_waits').values(waits.slice(i, i + BATCH)).execute()
+    })
+    phases = []
+    waits = []
+  }
+  for (let r = 0; r < RUNS; r++) {
+    const cycle = pick(cycles)
+    const streamId = streams[r % streams.length]!
+    const runStart = now - Math.random() * 90 * DAY
+    for (let p = 0; p < 3; p++) {
+      const gated = p !== 1
+      const id = randomUUID()
+      const startedAt = new Date(runStart + p * 60_000).toISOString()
+      const revised = gated && Math.random() < 0.2 ? 1 : 0
+      const outcome = !gated ? null : pick(['approved', 'approved', 'approved', 'rejected', 'expired'])
+      const agentId = pick(agents)
+      phases.push({
+        phase_run_id: id, workspace_id: workspaceId, agent_id: agentId, run_id: randomUUID(), stream_id: streamId, cycle_id: cycle.id, trigger_name: 'bench',
+        phase_id: cycle.phases[p]!, phase_name: `Phase ${p}`, started_at: startedAt, gated: gated ? 1 : 0, answered: 1,
+        approved: outcome === 'approved' ? 1 : 0, revised, rejected: outcome === 'rejected' ? 1 : 0, expired: outcome === 'expired' ? 1 : 0, overridden: 0,
+        tool_auto: Math.floor(Math.random() * 3), tool_approved: 0, tool_denied: 0, tool_failed: 0, questions: 0,
+        input_tokens: 1000, output_tokens: 200, cost_usd: 0.0014, run_failed: 0,
+      })
+      const ended = [...(revised ? ['revised'] : []), ...(outcome ? [outcome] : [])] as InsightWaitTable['outcome'][]
+      ended.forEach((o, seq) => {
+        waits.push({
+          phase_run_id: id, seq, workspace_id: workspaceId, agent_id: agentId, stream_id: streamId, cycle_id: cycle.id, phase_id: cycle.phases[p]!,
+          started_at: startedAt, outcome: o, decision_ms: o === 'expired' ? null : Math.floor(Math.random() * 3_600_000), ended_at: startedAt,
+        })
+      })
+    }
+    if ((r + 1) % 10_000 === 0) await flush()
+  }
+  await flush()
+  await sql`analyze`.execute(db)
+  if (databaseIsSqlite) await sql`pragma wal_checkpoint(truncate)`.execute(db)
+  return agents
+}
+
+async function timed(app: FastifyInstance, url: string): Promise<{ p50: number; p95: number; rows: number }> {
+  const times: number[] = []
+  let rows = 0
+  for (let i = 0; i < ROUNDS; i++) {
+    const started = performance.now()
+    const body = await json(app, 'GET', url)
+    times.push(performance.now() - started)
+    rows = body.data?.length ?? body.series?.length ?? 0
+  }
+  times.sort((a, b) => a - b)
+  return { p50: percentile(times, 50), p95: percentile(times, 95), rows }
+}
+
+async function measure(label: string, databaseUrl: string): Promise<void> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_AUTH: 'local', TANDEM_WORKERS: '0', TANDEM_SECRET_KEY: randomBytes(32).toString('base64'), DATABASE_URL: databaseUrl })
+  const app = await buildApp(config)
+  await app.ready()
+  try {
+    const seeding = performance.now()
+    const agents = await seed(app, databaseUrl.startsWith('sqlite:'))
+    console.log(`${label}: seeded ${RUNS} runs × 3 phases, ${AGENTS} agents, 90 days in ${((performance.now() - seeding) / 1000).toFixed(1)} s`)
+    const from90 = new Date(Date.now() - 90 * DAY).toISOString()
+    const results = {
+      'list, 30 days': await timed(app, '/api/insights/agents?limit=100'),
+      'list, 90 days': await timed(app, `/api/insights/agents?limit=100&from=${from90}`),
+      'detail, 90 days': await timed(app, `/api/insights/agents/${agents[0]}?from=${from90}`),
+    }
+    for (const [name, r] of Object.entries(results)) console.log(`${label}: ${name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.rows} rows)`)
+  } finally {
+    await app.close()
+  }
+}
+
+await onEachDatabase('insights', measure)

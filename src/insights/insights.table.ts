@@ -1,0 +1,49 @@
+// The scorecard rollup tables as Kysely sees them (owned by src/insights/rollup.ts; types only).
+
+/** One phase run of an agent (people's work has none), rewritten whenever the run engine moves it. */
+export interface InsightPhaseRunTable {
+  phase_run_id: string
+  workspace_id: string
+  agent_id: string
+  run_id: string
+  stream_id: string
+  cycle_id: string
+  trigger_name: string
+  phase_id: string
+  phase_name: string
+  /** The phase run's startedAt (kept across revisions): the window a scorecard counts it in. */
+  started_at: string
+  /** 1 when the phase waits for a decision (autoAdvance false). */
+  gated: number
+  answered: number
+  approved: number
+  revised: number
+  rejected: number
+  expired: number
+  overridden: number
+  tool_auto: number
+  tool_approved: number
+  tool_denied: number
+  tool_failed: number
+  questions: number
+  input_tokens: number | string
+  output_tokens: number | string
+  cost_usd: number | null
+  run_failed: number
+}
+
+/** One ended decision wait of a phase run; `seq` is the index of its ending decision. */
+export interface InsightWaitTable {
+  phase_run_id: string
+  seq: number
+  workspace_id: string
+  agent_id: string
+  stream_id: string
+  cycle_id: string
+  phase_id: string
+  started_at: string
+  outcome: 'approved' | 'revised' | 'rejected' | 'expired'
+  /** Ending decision's `at` minus the wait's start, for waits a person ended; null at expiry. */
+  decision_ms: number | string | null
+  ended_at: string
+}

@@ -1,0 +1,48 @@
+// The series of operators' decisions and waits (docs/insights.md, "Metrics"), counted per instance as the run
+// engine tells of them (src/insights/events.ts): decisions and tool approvals by agent, decision and by whom; how
+// long each ended wait took; and how many wait now (read from the database at scrape time). `agent_id` takes at
+// most TANDEM_METRICS_AGENT_LABELS values per instance, then `_other`, so the series stay bounded.
+import client from 'prom-client'
+import { sql } from 'kysely'
+import type { FastifyInstance } from 'fastify'
+import { onInsightEvent } from '../insights/events.js'
+
+// 1 s … 7 d: a person answers in seconds, hours or days.
+const WAIT_BUCKETS = [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 86400, 3 * 86400, 7 * 86400]
+
+/** Keeps the first `limit` agent ids seen as labels; the rest are `_other`. */
+export function agentLabels(limit: number): (agentId: string) => string {
+  const seen = new Set<string>()
+  return (agentId) => {
+    if (seen.has(agentId)) return agentId
+    if (seen.size >= limit) return '_other'
+    seen.add(agentId)
+    return agentId
+  }
+}
+
+export function reportInsightMetrics(app: FastifyInstance, agentLabelLimit: number): void {
+  const registers = [app.metrics.registry]
+  const { db } = app.database
+  const label = agentLabels(agentLabelLimit)
+  const decisions = new client.Counter({ name: 'tandem_decisions_total', help: 'Decisions on phases by agent, decision (approve, revise, reject, fail) and who made it (person, override, expiry)', labelNames: ['agent_id', 'decision', 'by'], registers })
+  const approvals = new client.Counter({ name: 'tandem_tool_approvals_total', help: 'Decisions on tool calls awaiting approval by agent, decision (approve, deny) and who made it (person, expiry)', labelNames: ['agent_id', 'decision', 'by'], registers })
+  const waits = new client.Histogram({ name: 'tandem_wait_duration_seconds', help: 'How long each ended human wait took, by kind (decision, tool_approval, question) and outcome', labelNames: ['kind', 'outcome'], buckets: WAIT_BUCKETS, registers })
+  new client.Gauge({
+    name: 'tandem_waiting',
+    help: 'Waits open now, by kind (read from the database: the same on every instance)',
+    labelNames: ['kind'],
+    registers,
+    async collect() {
+      const count = async (query: Promise<{ rows: Array<{ n: unknown }> }>) => Number((await query).rows[0]?.n ?? 0)
+      this.set({ kind: 'decision' }, await count(sql<{ n: unknown }>`select count(*) as n from runs where status = 'waiting' and document like '%"status":"awaiting_decision"%'`.execute(db)))
+      this.set({ kind: 'tool_approval' }, await count(sql<{ n: unknown }>`select count(*) as n from tool_calls where status = 'awaiting_approval'`.execute(db)))
+      this.set({ kind: 'question' }, await count(sql<{ n: unknown }>`select count(*) as n from tool_calls where name = 'tandem.ask_operator' and status = 'running' and finished_at is null`.execute(db)))
+    },
+  })
+  onInsightEvent(db, (event) => {
+    if (event.type === 'decision') decisions.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
+    else if (event.type === 'tool_approval') approvals.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
+    else if (event.type === 'wait_ended') waits.observe({ kind: event.kind, outcome: event.outcome }, Math.max(0, Date.parse(event.at) - Date.parse(event.since)) / 1000)
+  })
+}
