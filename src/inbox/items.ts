@@ -4,7 +4,7 @@
 // its own deadlines and escalation on the same clock (the phase's `toolWaits`).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { approversOf, mayDecide } from '../runs/pool.js'
+import { approversOf, mayDecide } from '../waits/who.js'
 import type { Principal } from '../principals/store.js'
 import type { PhaseRun, Run, ToolWait } from '../runs/schemas.js'
 import type { InboxItem } from './schemas.js'

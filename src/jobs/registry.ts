@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { DeliveryJob } from '../runs/jobs.js'
 import type { ScheduleJob } from '../schedules/firing.js'
 import type { MessageTriggerJob } from '../triggers/message-triggers.js'
-import type { ClockJob } from '../runs/decision-timers.js'
+import type { ClockJob } from '../waits/clock.js'
 
 export interface JobContext {
   app: FastifyInstance

@@ -31,8 +31,8 @@ import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot }
 import { vaultOf, type Vault } from '../credentials/vault.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
-import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from './decision-timers.js'
-import { approversOf } from './pool.js'
+import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from '../waits/clock.js'
+import { approversOf } from '../waits/who.js'
 import { settleEndedCalls } from './tool-calls.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
@@ -427,7 +427,7 @@ export async function failWaitingPhase(t: Transition, run: Run, phase: PhaseRun,
   await persistRun(t, run, 'clock', before)
 }
 
-/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock); tool-calls.ts has the tool waits'. */
+/** What each clock's timers do (src/waits/clock.ts runs them, once per key, under the run's lock); tool-calls.ts has the tool waits'. */
 export const CLOCK_EFFECTS: Pick<Record<ClockKind, ClockEffects>, 'decision'> = {
   decision: { remind: remindEffect, escalate: escalateDecision, expire: expireDecision },
 }

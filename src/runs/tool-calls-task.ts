@@ -76,7 +76,7 @@ export async function callTaskTool(app: FastifyInstance, task: TaskRow, name: st
       await recordToolCallEvent(trx, row, locked.streamId, 'tool_call.created', t.traceparent)
       if (approval || question) {
         const status = waitingStatus(await callsOfTask(trx, task.id))
-        // Also when the phase already waits so: persistRun arms the new call's clock (decision-timers.ts).
+        // Also when the phase already waits so: persistRun arms the new call's clock (src/waits/clock.ts).
         if (status) {
           const before = snapshotOf(locked)
           phase.status = status

@@ -12,7 +12,7 @@ import { enqueueJob } from '../jobs/index.js'
 import type { Principal } from '../principals/store.js'
 import { failWaitingPhase, persistRun, type Transition } from './machine.js'
 import { DEFAULT_PHASE_POLICY } from '../cycles/policy.js'
-import { escalatedEvent, remindEffect, toolWaitOf, type ClockEffects } from './decision-timers.js'
+import { escalatedEvent, remindEffect, toolWaitOf, type ClockEffects } from '../waits/clock.js'
 import { withLockedRun } from './locked.js'
 import { mayAct } from '../inbox/items.js'
 import { snapshotOf } from './transitions.js'
@@ -271,7 +271,7 @@ async function expireQuestion(t: Transition, run: Run, phase: PhaseRun, callId: 
   await resumeIfSettled(t, run, phase, row.task_id)
 }
 
-/** What the tool waits' timers do (decision-timers.ts runs them, once per key, under the run's lock). */
+/** What the tool waits' timers do (src/waits/clock.ts runs them, once per key, under the run's lock). */
 export const TOOL_CLOCK_EFFECTS: { tool_approval: ClockEffects; question: ClockEffects } = {
   tool_approval: { remind: remindEffect, escalate: escalateToolWait, expire: expireApproval },
   question: { remind: remindEffect, escalate: escalateToolWait, expire: expireQuestion },

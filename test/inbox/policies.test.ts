@@ -12,7 +12,7 @@ import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createStream, NIL, runIn } from '../runs/setup.js'
 import { keyFor } from '../schedules/setup.js'
-import { runClockTimer, type ClockJob } from '../../src/runs/decision-timers.js'
+import { runClockTimer, type ClockJob } from '../../src/waits/clock.js'
 import { CLOCK_EFFECTS } from '../../src/runs/machine.js'
 import { advanceClock, pendingCount } from '../clock.js'
 

@@ -2,7 +2,7 @@
 // the inbox (src/inbox/items.ts) all ask this function.
 import { normalizeHandle } from '../principals/handles.js'
 import type { Principal } from '../principals/store.js'
-import type { PhaseRun } from './schemas.js'
+import type { PhaseRun } from '../runs/schemas.js'
 
 /**
  * A principal whose handle is in the phase's operatorPool (`@Maria` = `maria`); with an empty pool, any admin or
