@@ -19,7 +19,8 @@ import { releaseTaskLease, type TaskRow } from './store.js'
 import { dispatchCall, finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
 import type { Run } from './schemas.js'
 import type { ToolCallApproval, ToolCallRow, StoredLoop } from './tool-calls.js'
-import { ASK_OPERATOR, awaitsOperator, callsOfTask, recordToolCallEvent, waitingStatus } from './tool-calls.js'
+import { callsOfTask, recordToolCallEvent } from './tool-calls.js'
+import { ASK_OPERATOR, awaitsOperator, waitingStatus } from '../waits/kinds.js'
 
 /** The providers whose adapters run Tandem's tool loop. */
 export const TOOL_LOOP_PROVIDERS: ReadonlySet<string> = new Set(['claude', 'mistral'])
