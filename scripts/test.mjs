@@ -3,9 +3,9 @@
 // Two lanes run side by side. The main lane runs as many files at a time as the machine has cores
 // (os.availableParallelism(); each file has its own database). The clock lane holds the files marked
 // `// test lane: clock` near their top: tests that kill and restart server processes or must wait on the real
-// clock (a cron tick, a retry's back-off). They are idle most of the time, so they run beside the main lane, two
-// at a time, where their timing is not squeezed by each other. `--lane=main` or `--lane=clock` runs one lane;
-// TANDEM_TEST_CONCURRENCY overrides the main lane's files at a time.
+// clock (a cron tick, a retry's back-off). They wait most of the time, so they run beside the main lane, two at a
+// time, where their timing is not squeezed by each other. `--lane=main` or `--lane=clock` runs one lane;
+// TANDEM_TEST_CONCURRENCY and TANDEM_TEST_CLOCK_CONCURRENCY override each lane's files at a time.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -36,7 +36,7 @@ const CLOCK_LANE_MARKER = /^\/\/ test lane: clock\b/m
 const inClockLane = (file) => CLOCK_LANE_MARKER.test(readFileSync(file, 'utf8').slice(0, 2000))
 const lanes = [
   { name: 'main', files: files.filter((file) => !inClockLane(file)), concurrency: Number(process.env.TANDEM_TEST_CONCURRENCY) || Math.max(2, availableParallelism()) },
-  { name: 'clock', files: files.filter(inClockLane), concurrency: 2 },
+  { name: 'clock', files: files.filter(inClockLane), concurrency: Number(process.env.TANDEM_TEST_CLOCK_CONCURRENCY) || 2 },
 ].filter((l) => l.files.length > 0 && (lane === 'all' || lane === l.name))
 
 // The browser tests need the built console (a clean clone has none): build it when web/ is newer.
