@@ -11,6 +11,12 @@ import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
 import type { LoopState } from '../tools/loop.js'
 import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'tools.call': { callId: string }
+  }
+}
+
 export type ToolCallRow = Selectable<ToolCallTable>
 
 /** The job that makes an approved call of the task tool route, once (keyed by the call). */

@@ -12,6 +12,12 @@ import { fireStreamTriggerInJob, type JobFireDeps } from '../triggers/fire.js'
 import { latestTick, nextTick } from './cron.js'
 import type { ScheduleRow } from './store.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'schedules.fire': ScheduleJob
+  }
+}
+
 export const SCHEDULE_JOB = 'schedules.fire'
 
 export interface ScheduleJob {

@@ -12,6 +12,12 @@ import { findMessage } from '../chat/store.js'
 import type { MessageTriggerTable } from './operators.table.js'
 import { fireStreamTriggerInJob, type JobFireDeps } from './fire.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'triggers.message': MessageTriggerJob
+  }
+}
+
 export const MESSAGE_TRIGGER_JOB = 'triggers.message'
 /** A message written by a run this deep fires nothing. */
 export const MAX_TRIGGER_DEPTH = 5

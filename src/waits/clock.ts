@@ -33,6 +33,13 @@ import type { PhaseRun, Run, ToolWait } from '../runs/schemas.js'
 import type { RunSnapshot } from '../runs/transitions.js'
 import type { Transition } from '../runs/machine.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    /** a wait's clock timer (remind, escalate, expire), keyed `<clock>:<phaseRunId>[/<callId>]:<attempt>:<timer>` */
+    'decision.timer': ClockJob
+  }
+}
+
 export const CLOCK_JOB = 'decision.timer'
 
 /** What waits on the clock: a phase's decision, a tool call's approval, an agent's question. */
