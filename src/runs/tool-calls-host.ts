@@ -1,4 +1,4 @@
-// The run engine's side of the model tool loop (src/tools/loop.ts): resolving the agent's tools for a delivery,
+// The run engine's side of the model tool loop (src/runs/adapters/tool-loop.ts): resolving the agent's tools for a delivery,
 // recording every call as a row (with `tool_call.*` events) in the engine's transactions, making the calls, and
 // stopping the phase while a call waits for an operator (docs/tools-and-approvals.md).
 //
@@ -10,7 +10,7 @@ import { newId, now } from '../ids.js'
 import { removeJob } from '../jobs/index.js'
 import { MAX_TOOL_INPUT_BYTES } from '../tools/mcp-call.js'
 import { resolveTools } from '../tools/resolve.js'
-import type { CallResult, HostAnswer, LoopState, RequestedCall, ToolLoopHost } from '../tools/loop.js'
+import type { CallResult, HostAnswer, LoopState, RequestedCall, ToolLoopHost } from './adapters/tool-loop.js'
 import { persistRun } from './machine.js'
 import { withLockedRun } from './locked.js'
 import { snapshotOf } from './transitions.js'

@@ -8,7 +8,7 @@ import type { Transition } from './machine.js'
 import type { DeliveryJob } from './jobs.js'
 import type { PhaseRun, Run } from './schemas.js'
 import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
-import type { LoopState } from '../tools/loop.js'
+import type { LoopState } from './adapters/tool-loop.js'
 import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
 
 declare module '../jobs/registry.js' {
