@@ -24,7 +24,7 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     includeOnly: '^src/',
     tsPreCompilationDeps: true,
-    tsConfig: { fileName: require('node:path').join(__dirname, 'tsconfig.json') },
+    tsConfig: { fileName: `${__dirname}/tsconfig.json` },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
   },
 }
