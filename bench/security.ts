@@ -5,7 +5,7 @@
 import { renderMarkdown } from '../src/chat/richtext.js'
 import type { Content } from '../src/chat/schemas.js'
 import { inexactNumbers } from '../src/http/json-numbers.js'
-import { refuseInLocalMode } from '../src/http/auth.js'
+import { refuseInLocalMode } from '../src/principals/auth.js'
 
 function cpuMicros(run: () => unknown, iterations: number): number {
   for (let i = 0; i < Math.max(3, iterations / 10); i++) run()

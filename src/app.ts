@@ -9,8 +9,9 @@ import { randomUUID } from 'node:crypto'
 import type { Config } from './config.js'
 import type { ConnectOptions } from './db/connect.js'
 import { databasePlugin } from './db/plugin.js'
-import { authentication, refuseInLocalMode } from './http/auth.js'
+import { authentication, refuseInLocalMode } from './principals/auth.js'
 import { registerDocs } from './http/docs.js'
+import { eventWebhooks } from './events/payloads.js'
 import { notFoundProblems } from './http/not-found.js'
 import { idempotencyKeys } from './http/idempotency.js'
 import { jsonBodies } from './http/json-body.js'
@@ -23,6 +24,8 @@ import { ensureLocalPrincipal } from './principals/store.js'
 import { principalRoutes } from './principals/routes.js'
 import { credentialRoutes } from './credentials/routes.js'
 import { attachVault, openVault, type Vault } from './credentials/vault.js'
+import { attachMessageWritten } from './chat/written.js'
+import { queueMessageTriggers } from './triggers/message-triggers.js'
 import { agentRoutes } from './agents/routes.js'
 import { assetRoutes } from './assets/routes.js'
 import { templateRoutes } from './templates/routes.js'
@@ -55,7 +58,7 @@ import { insightRoutes } from './insights/routes.js'
 import { reportInsightMetrics } from './metrics/insights.js'
 import { scheduleRoutes } from './schedules/routes.js'
 import { catchUpSchedules } from './schedules/firing.js'
-import { resumeDecisionClocks } from './runs/decision-timers.js'
+import { resumeDecisionClocks } from './waits/clock.js'
 import { messageTriggerRoutes } from './triggers/routes.js'
 import { hookAdminRoutes, inboundHookRoutes } from './hooks/routes.js'
 import { HeldRequests } from './http/rate-limit-slots.js'
@@ -155,6 +158,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const vault = openVault(config)
   app.decorate('vault', vault)
   attachVault(app.database.db, vault)
+  attachMessageWritten(app.database.db, queueMessageTriggers)
   const defaultWorkspaceId = await ensureWorkspace(app.database.db, DEFAULT_WORKSPACE)
   await ensureLocalPrincipal(app.database.db, defaultWorkspaceId)
 
@@ -239,7 +243,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       exposedHeaders: ['location', 'etag', 'x-request-id', 'idempotent-replayed', 'retry-after', 'mcp-session-id'],
     })
   }
-  await registerDocs(app)
+  await registerDocs(app, { webhooks: eventWebhooks })
   await app.register(healthRoutes)
   await app.register(
     async (api) => {

@@ -4,7 +4,7 @@ import type { TaskList } from './jobs/index.js'
 import { runTasks } from './runs/handlers.js'
 import { webhookTasks } from './events/webhooks/delivery.js'
 import { operatorTasks } from './triggers/jobs.js'
-import { decisionTasks } from './runs/decision-jobs.js'
+import { decisionTasks } from './waits/jobs.js'
 import { callToolJob } from './runs/tool-calls-task.js'
 import { cancelRemoteJob } from './a2a/cancel.js'
 

@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // Crash safety: a real server process under a concurrent write load is killed with SIGKILL, restarted on
 // the same database, and every create or edit it had answered 2xx must be there, with nothing half-written:
 // each message's revisions are exactly 1..revision-1 and every acknowledged revision holds its content.

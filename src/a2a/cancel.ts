@@ -10,6 +10,13 @@ import { openAgentSecret } from '../runs/secrets.js'
 import { deadline } from '../net/deadline.js'
 import { cancelRemoteTask } from './client.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    /** one CancelTask of a remote A2A agent's task, keyed `a2a-cancel:<taskId>` */
+    'a2a.cancel': { taskId: string }
+  }
+}
+
 export const CANCEL_REMOTE_JOB = 'a2a.cancel'
 
 /** Called where a run's open tasks are closed: a cancel job for each of them that has a remote A2A task. */

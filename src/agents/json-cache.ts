@@ -5,6 +5,13 @@
 // Bounded: at most MAX_CACHED_CHARS characters of JSON per database; the oldest entries go first.
 import { dbContext, type DbHandle } from '../db/context.js'
 
+declare module '../db/context.js' {
+  interface DbContext {
+    /** Agents' JSON text by row version (this file), made on first use. */
+    agentJson?: RowJsonCache
+  }
+}
+
 export const MAX_CACHED_CHARS = 16 * 1024 * 1024
 
 interface Entry {

@@ -2,7 +2,7 @@
 import Type, { type Static } from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { Name } from '../http/names.js'
-import { PROVIDER_TYPES } from '../runs/adapters/index.js'
+import { PROVIDER_TYPES } from '../runs/adapters/provider-types.js'
 
 export const AUTH_MODES = ['api_key', 'direct_line', 'none'] as const
 

@@ -9,7 +9,8 @@ import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
 import { renderText } from './richtext.js'
 import { appendEvent } from '../events/store.js'
-import { queueMessageTriggers, type MessageOrigin } from '../triggers/message-triggers.js'
+import type { MessageOrigin } from '../triggers/message-triggers.js'
+import { messageWritten } from './written.js'
 
 
 
@@ -87,7 +88,7 @@ export async function insertMessage(
   await appendEvent(db, { workspaceId: input.workspaceId, streamId: input.streamId, type: 'message.created', data: message, traceparent: input.traceparent })
   // Message triggers (docs/operators.md): matched here, fired by a job that commits with the message. A message
   // that itself starts a run (an A2A caller's, docs/a2a.md) fires none.
-  if (input.fireTriggers !== false) await queueMessageTriggers(db, input.workspaceId, message, input.origin ?? null)
+  if (input.fireTriggers !== false) await messageWritten(db, input.workspaceId, message, input.origin ?? null)
   return message
 }
 

@@ -7,7 +7,8 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { newId, now } from '../ids.js'
 import { appendEvent } from '../events/store.js'
-import { queueMessageTriggers, type MessageOrigin } from '../triggers/message-triggers.js'
+import type { MessageOrigin } from '../triggers/message-triggers.js'
+import { messageWritten } from './written.js'
 import { renderText } from './richtext.js'
 import { MAX_TEXT_LENGTH, type Content, type Message } from './schemas.js'
 import { toMessage, type MessageRow } from './store.js'
@@ -145,7 +146,7 @@ export async function completeStreamingMessage(
     .executeTakeFirstOrThrow()
   const message = toMessage(row)
   await appendEvent(db, { workspaceId: input.workspaceId, streamId: message.streamId, type: 'message.completed', data: message, traceparent: input.traceparent })
-  await queueMessageTriggers(db, input.workspaceId, message, input.origin)
+  await messageWritten(db, input.workspaceId, message, input.origin)
   return message
 }
 

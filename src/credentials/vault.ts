@@ -18,6 +18,13 @@ import { dirname, join } from 'node:path'
 import { ConfigError, parseSecretKey, type Config } from '../config.js'
 import { secureRandomBytes } from '../ids.js'
 
+declare module '../db/context.js' {
+  interface DbContext {
+    /** The vault of the app on this database (attachVault, by buildApp). */
+    vault?: Vault
+  }
+}
+
 const IV_BYTES = 12
 const TAG_BYTES = 16
 

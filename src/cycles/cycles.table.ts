@@ -15,7 +15,7 @@ export interface CycleTable {
   created_at: string
 }
 
-/** One row per decision-clock timer that took effect (its job key): src/runs/decision-timers.ts. */
+/** One row per decision-clock timer that took effect (its job key): src/waits/clock.ts. */
 export interface ClockEffectTable {
   key: string
   run_id: string

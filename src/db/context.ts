@@ -3,22 +3,17 @@
 // seals its secrets, the job runtime its transaction enqueues into, its caches and, on SQLite, the driver under
 // it. buildApp fills it in (attachVault, createJobs); nothing else holds these per database.
 //
+// Each slot is declared by the module that owns it, by declaration merging — `declare module '../db/context.js'
+// { interface DbContext { vault?: Vault } }` in src/credentials/vault.ts — so this file imports no feature.
+//
 // It is reached through the handle's dialect adapter, the one object a Kysely instance and its transactions
 // share (a transaction is a new Kysely instance over the same adapter and a connection-bound executor).
 import type { DialectAdapter } from 'kysely'
-import type { Vault } from '../credentials/vault.js'
-import type { RowJsonCache } from '../agents/json-cache.js'
-import type { JobsRuntime } from '../jobs/index.js'
 import type { BatchingSqliteDriver } from './sqlite-driver.js'
 import type { InsightListener } from '../insights/events.js'
 
+/** The slots: this file's own; the others' owners add theirs (see above). */
 export interface DbContext {
-  /** The vault of the app on this database (attachVault, by buildApp). */
-  vault?: Vault
-  /** Where this database's jobs are enqueued (createJobs). */
-  jobs?: JobsRuntime
-  /** Agents' JSON text by row version (src/agents/json-cache.ts), made on first use. */
-  agentJson?: RowJsonCache
   /** SQLite only: the batching driver under this database (src/db/sqlite-driver.ts). */
   sqlite?: BatchingSqliteDriver
   /** Told of decisions, ended waits, settled tasks and finished runs (src/insights/events.ts: metrics, traces). */

@@ -9,7 +9,6 @@ import type { FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { problemKinds } from './problem.js'
-import { eventWebhooks } from '../events/payloads.js'
 import { applyContract } from './openapi-contract.js'
 
 type Json = { [key: string]: unknown }
@@ -86,7 +85,7 @@ function listeningUrl(app: FastifyInstance): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
 }
 
-export async function registerDocs(app: FastifyInstance): Promise<void> {
+export async function registerDocs(app: FastifyInstance, options: { webhooks: () => Record<string, unknown> }): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -116,7 +115,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       security: [{ apiKey: [] }],
     },
     // Events are described as OpenAPI 3.1 `webhooks`, one per type, with their `data` named (RunSummary, Message, …).
-    transformObject: (documents) => applyContract(hoistNamedSchemas({ ...(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Json), webhooks: constAsEnum(JSON.parse(JSON.stringify(eventWebhooks()))) })),
+    transformObject: (documents) => applyContract(hoistNamedSchemas({ ...(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as Json), webhooks: constAsEnum(JSON.parse(JSON.stringify(options.webhooks()))) })),
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',

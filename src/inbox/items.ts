@@ -4,9 +4,10 @@
 // its own deadlines and escalation on the same clock (the phase's `toolWaits`).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { approversOf, mayDecide } from '../runs/pool.js'
+import { approversOf, mayAct, mayDecide, waitOf } from '../waits/who.js'
+import { callWaitsWhere } from '../waits/kinds.js'
 import type { Principal } from '../principals/store.js'
-import type { PhaseRun, Run, ToolWait } from '../runs/schemas.js'
+import type { PhaseRun, Run } from '../runs/schemas.js'
 import type { InboxItem } from './schemas.js'
 
 export const SUMMARY_LENGTH = 500
@@ -15,7 +16,7 @@ export const MAX_WAITING_RUNS = 5000
 
 export type Caller = Pick<Principal, 'principalId' | 'handle' | 'role' | 'workspaceId'>
 
-/** The pool rule of RUNS.md, kept in one place (src/runs/pool.ts), with escalation. */
+/** The pool rule of RUNS.md, kept in one place (src/waits/who.ts), with escalation. */
 export { mayDecide }
 
 export const itemKey = (item: Pick<InboxItem, 'kind' | 'phaseRunId' | 'callId'>) => `${item.kind}:${item.phaseRunId}:${item.callId ?? ''}`
@@ -95,15 +96,6 @@ interface WaitingCall {
 }
 
 /** The clock of a waiting call (absent on runs from before tool waits had one: no deadlines, not escalated). */
-const waitOf = (phase: PhaseRun, callId: string): ToolWait | undefined => phase.toolWaits?.find((w) => w.callId === callId)
-
-/**
- * The pool rule for one waiting call: the phase's pool; once the call's wait escalated (its escalateAfter ran out,
- * or no one of the pool exists), any admin too.
- */
-export const mayAct = (caller: Pick<Principal, 'role' | 'handle'>, phase: PhaseRun, callId: string) =>
-  mayDecide(caller, { operatorPool: phase.operatorPool, escalated: waitOf(phase, callId)?.escalated ?? false })
-
 function toolItem(run: Run, phase: PhaseRun, row: WaitingCall, context: Context): InboxItem {
   const question = row.status !== 'awaiting_approval'
   const input = JSON.parse(row.input) as Record<string, unknown>
@@ -123,7 +115,7 @@ const waitingCalls = (db: Kysely<Database>) =>
   db
     .selectFrom('tool_calls')
     .select(['tool_calls.id', 'tool_calls.phase_run_id', 'tool_calls.name', 'tool_calls.input', 'tool_calls.status', 'tool_calls.started_at'])
-    .where((eb) => eb.or([eb('tool_calls.status', '=', 'awaiting_approval'), eb.and([eb('tool_calls.name', '=', 'tandem.ask_operator'), eb('tool_calls.status', '=', 'running'), eb('tool_calls.finished_at', 'is', null)])]))
+    .where((eb) => callWaitsWhere(eb))
 
 /** The item of one waiting call (the clock's events carry it), or null when the call does not wait now. */
 export async function toolItemOf(db: Kysely<Database>, run: Run, phase: PhaseRun, callId: string): Promise<InboxItem | null> {

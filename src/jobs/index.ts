@@ -32,6 +32,13 @@ import { SqliteJobWorker } from './sqlite.js'
 import { jobFault } from './faults.js'
 import type { AnyTaskList, JobPayloads } from './registry.js'
 
+declare module '../db/context.js' {
+  interface DbContext {
+    /** Where this database's jobs are enqueued (createJobs). */
+    jobs?: JobsRuntime
+  }
+}
+
 export type { AnyTaskList, JobContext, JobHandler, JobName, JobPayloads, TaskList } from './registry.js'
 
 /** A known job's payload type, or anything for a job only a test defines. */

@@ -1,10 +1,14 @@
 // What a job handler is, and the typed names of the service's jobs (see index.ts for the API). Handlers are
 // not registered by importing a module: app.ts hands the runners one explicit task list (src/task-list.ts).
+//
+// Each feature names its own jobs, by declaration merging (graphile-worker's `Tasks` interface does the same):
+//
+//   declare module '../jobs/registry.js' {
+//     interface JobPayloads { 'schedules.fire': ScheduleJob }
+//   }
+//
+// next to the job's name and payload (src/runs/jobs.ts, src/schedules/firing.ts, …), so this file imports none.
 import type { FastifyInstance } from 'fastify'
-import type { DeliveryJob } from '../runs/jobs.js'
-import type { ScheduleJob } from '../schedules/firing.js'
-import type { MessageTriggerJob } from '../triggers/message-triggers.js'
-import type { ClockJob } from '../runs/decision-timers.js'
 
 export interface JobContext {
   app: FastifyInstance
@@ -15,20 +19,9 @@ export interface JobContext {
   signal: AbortSignal
 }
 
-/** Every job of the service by name, with its payload. */
-export interface JobPayloads {
-  'runs.start': { runId: string }
-  'runs.deliver': DeliveryJob
-  'runs.task-timeout': { taskId: string }
-  'webhook.deliver': { deliveryId: string }
-  'schedules.fire': ScheduleJob
-  'triggers.message': MessageTriggerJob
-  /** a decision clock's timer (remind, escalate, expire), keyed `decision:<phaseRunId>:<attempt>:<timer>` */
-  'decision.timer': ClockJob
-  'tools.call': { callId: string }
-  /** one CancelTask of a remote A2A agent's task, keyed `a2a-cancel:<taskId>` (src/a2a/cancel.ts) */
-  'a2a.cancel': { taskId: string }
-}
+/** Every job of the service by name, with its payload: the features add theirs (see above). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface JobPayloads {}
 
 export type JobName = keyof JobPayloads
 

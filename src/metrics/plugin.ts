@@ -1,6 +1,6 @@
 // GET /metrics and the request-duration histogram. The histogram is labelled by the route *template*
 // (`/api/agents/:id`), never the raw URL, so ids cannot blow up the series count. /metrics is open only in local
-// auth mode (which refuses proxied and misdirected requests, src/http/auth.ts); in every other mode — a loopback
+// auth mode (which refuses proxied and misdirected requests, src/principals/auth.ts); in every other mode — a loopback
 // bind behind a reverse proxy included — it needs `Authorization: Bearer $TANDEM_METRICS_TOKEN`, and without that
 // variable it does not exist (404), so an instance never shows its internals by accident.
 import { createHash, timingSafeEqual } from 'node:crypto'

@@ -1,6 +1,14 @@
 // The run engine's job definitions: names, payloads and keys (the handlers are in handlers.ts).
 import type { Sealed } from '../credentials/vault.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'runs.start': { runId: string }
+    'runs.deliver': DeliveryJob
+    'runs.task-timeout': { taskId: string }
+  }
+}
+
 export const START_JOB = 'runs.start'
 export const DELIVER_TASK_JOB = 'runs.deliver'
 export const TIMEOUT_JOB = 'runs.task-timeout'

@@ -32,8 +32,8 @@ import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot }
 import { vaultOf, type Vault } from '../credentials/vault.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
 import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
-import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from './decision-timers.js'
-import { approversOf } from './pool.js'
+import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from '../waits/clock.js'
+import { approversOf } from '../waits/who.js'
 import { settleEndedCalls } from './tool-calls.js'
 import { queueRemoteCancels } from '../a2a/cancel.js'
 import { openWaits, recordInsights } from '../insights/rollup.js'
@@ -90,7 +90,7 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   const waiting = openWaits(run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
-  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts).
+  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts settleEndedCalls).
   await settleEndedCalls(t, run, before)
   // A new run's row is written once, whole; then what refers to it (its first task, deferred by createRun).
   if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
@@ -429,7 +429,7 @@ async function expireDecision(t: Transition, run: Run, phase: PhaseRun): Promise
 }
 
 /**
- * A tool approval's or a question's expiry with onExpire `fail` (tool-calls.ts): the waiting phase fails with
+ * A tool approval's or a question's expiry with onExpire `fail` (src/waits/tool-waits.ts): the waiting phase fails with
  * `decision-expired`, and with it the run.
  */
 export async function failWaitingPhase(t: Transition, run: Run, phase: PhaseRun, detail: string): Promise<void> {
@@ -438,7 +438,7 @@ export async function failWaitingPhase(t: Transition, run: Run, phase: PhaseRun,
   await persistRun(t, run, 'clock', before)
 }
 
-/** What each clock's timers do (decision-timers.ts runs them, once per key, under the run's lock); tool-calls.ts has the tool waits'. */
+/** What each clock's timers do (src/waits/clock.ts runs them, once per key, under the run's lock); each kind of call wait has its own (src/waits/jobs.ts puts them in one table). */
 export const CLOCK_EFFECTS: Pick<Record<ClockKind, ClockEffects>, 'decision'> = {
   decision: { remind: remindEffect, escalate: escalateDecision, expire: expireDecision },
 }

@@ -12,7 +12,7 @@ import { cancelRun, createRun, decide, type Decider, type Transition } from './m
 import { findTriggeredCycles } from './store.js'
 import { withLockedRun } from './locked.js'
 import type { Run } from './schemas.js'
-import { mayDecide } from './pool.js'
+import { mayDecide } from '../waits/who.js'
 import type { Principal } from '../principals/store.js'
 import type { Via } from '../http/via.js'
 import type { SavedCycle } from '../cycles/schemas.js'

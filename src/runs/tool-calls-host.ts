@@ -1,4 +1,4 @@
-// The run engine's side of the model tool loop (src/tools/loop.ts): resolving the agent's tools for a delivery,
+// The run engine's side of the model tool loop (src/runs/adapters/tool-loop.ts): resolving the agent's tools for a delivery,
 // recording every call as a row (with `tool_call.*` events) in the engine's transactions, making the calls, and
 // stopping the phase while a call waits for an operator (docs/tools-and-approvals.md).
 //
@@ -10,7 +10,7 @@ import { newId, now } from '../ids.js'
 import { removeJob } from '../jobs/index.js'
 import { MAX_TOOL_INPUT_BYTES } from '../tools/mcp-call.js'
 import { resolveTools } from '../tools/resolve.js'
-import type { CallResult, HostAnswer, LoopState, RequestedCall, ToolLoopHost } from '../tools/loop.js'
+import type { CallResult, HostAnswer, LoopState, RequestedCall, ToolLoopHost } from './adapters/tool-loop.js'
 import { persistRun } from './machine.js'
 import { withLockedRun } from './locked.js'
 import { snapshotOf } from './transitions.js'
@@ -19,7 +19,8 @@ import { releaseTaskLease, type TaskRow } from './store.js'
 import { dispatchCall, finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
 import type { Run } from './schemas.js'
 import type { ToolCallApproval, ToolCallRow, StoredLoop } from './tool-calls.js'
-import { ASK_OPERATOR, awaitsOperator, callsOfTask, recordToolCallEvent, waitingStatus } from './tool-calls.js'
+import { callsOfTask, recordToolCallEvent } from './tool-calls.js'
+import { ASK_OPERATOR, awaitsOperator, waitingStatus } from '../waits/kinds.js'
 
 /** The providers whose adapters run Tandem's tool loop. */
 export const TOOL_LOOP_PROVIDERS: ReadonlySet<string> = new Set(['claude', 'mistral'])

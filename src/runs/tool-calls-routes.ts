@@ -1,6 +1,6 @@
 // /api/runs/{runId}/tool-calls: the calls of a run's model tool loops, the approval decision on one, and the answer
 // to an agent's question (docs/tools-and-approvals.md). Handlers validate and call one service function
-// (tool-calls.ts) inside reply.withTransaction.
+// (src/waits/tool-approval.ts, question.ts) inside reply.withTransaction.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { Page, PageQuery, ProblemResponses, StringEnum, Uuid } from '../http/schemas.js'
@@ -8,7 +8,9 @@ import { decodeCursor, toPage } from '../http/pagination.js'
 import { notFound } from '../http/problem.js'
 import { DecisionParams, RunIdParams } from './schemas.js'
 import { MAX_NOTE_LENGTH } from './limits.js'
-import { answerQuestion, decideToolCall, listToolCalls } from './tool-calls.js'
+import { listToolCalls } from './tool-calls.js'
+import { decideToolCall } from '../waits/tool-approval.js'
+import { answerQuestion } from '../waits/question.js'
 import { ToolCallSchema } from './tool-calls-schemas.js'
 import { viaOf } from '../http/via.js'
 

@@ -19,7 +19,8 @@ import type { Run } from './schemas.js'
 import { findRun, findTask, markRouteCalls, type TaskRow } from './store.js'
 import { publicBase } from './tasks.js'
 import { snapshotOf } from './transitions.js'
-import { ASK_OPERATOR, CALL_TOOL_JOB, callsOfTask, recordToolCallEvent, waitingStatus, type ToolCallApproval, type ToolCallRow } from './tool-calls.js'
+import { CALL_TOOL_JOB, callsOfTask, recordToolCallEvent, type ToolCallApproval, type ToolCallRow } from './tool-calls.js'
+import { ASK_OPERATOR, waitingStatus } from '../waits/kinds.js'
 import { noteWarnings } from './tool-calls-host.js'
 import { dispatchCall, finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
 
@@ -76,7 +77,7 @@ export async function callTaskTool(app: FastifyInstance, task: TaskRow, name: st
       await recordToolCallEvent(trx, row, locked.streamId, 'tool_call.created', t.traceparent)
       if (approval || question) {
         const status = waitingStatus(await callsOfTask(trx, task.id))
-        // Also when the phase already waits so: persistRun arms the new call's clock (decision-timers.ts).
+        // Also when the phase already waits so: persistRun arms the new call's clock (src/waits/clock.ts).
         if (status) {
           const before = snapshotOf(locked)
           phase.status = status

@@ -1,40 +1,29 @@
-// Tool calls (AGENTS.md, "Tools"; docs/tools-and-approvals.md): the rows, as the API shows them, their events,
-// and the two operator actions on them — an approval decision and an answer to `tandem.ask_operator` — which
-// run on the locked run, in the caller's transaction, and resume the phase when nothing else waits.
-import { PostgresAdapter, type Kysely, type Selectable } from 'kysely'
+// Tool calls (AGENTS.md, "Tools"; docs/tools-and-approvals.md): the rows, as the API shows them, and their events.
+// The operator actions on them — an approval decision, an answer to a question — are waits (src/waits/).
+import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
-import type { RunsConfig } from '../config.js'
 import { now } from '../ids.js'
-import { AppError, notFound } from '../http/problem.js'
-import { normalizeHandle } from '../principals/handles.js'
 import { appendEvent } from '../events/store.js'
-import { enqueueJob } from '../jobs/index.js'
-import type { Principal } from '../principals/store.js'
-import type { Via } from '../http/via.js'
-import { failWaitingPhase, persistRun, type Transition } from './machine.js'
-import { DEFAULT_PHASE_POLICY } from '../cycles/policy.js'
-import { escalatedEvent, remindEffect, toolWaitOf, type ClockEffects } from './decision-timers.js'
-import { withLockedRun } from './locked.js'
-import { mayAct } from '../inbox/items.js'
-import { snapshotOf } from './transitions.js'
-import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
+import type { Transition } from './machine.js'
+import type { DeliveryJob } from './jobs.js'
 import type { PhaseRun, Run } from './schemas.js'
-import { statusInWords } from './schemas.js'
+import type { Via } from '../http/via.js'
 import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
-import type { LoopState } from '../tools/loop.js'
+import type { LoopState } from './adapters/tool-loop.js'
 import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
-import { toolWaitEnded } from '../insights/tool-waits.js'
+
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'tools.call': { callId: string }
+  }
+}
 
 // answered_by is optional here: the rows built before insertion leave it out (null in the table).
 export type ToolCallRow = Omit<Selectable<ToolCallTable>, 'answered_by'> & { answered_by?: string | null }
 
-export const ASK_OPERATOR = 'tandem.ask_operator'
 /** The job that makes an approved call of the task tool route, once (keyed by the call). */
 export const CALL_TOOL_JOB = 'tools.call'
 export const callKey = (callId: string) => `tool-call:${callId}`
-/** The backup delivery of a resumed loop on PostgreSQL (see resumeIfSettled), after the lease's length and a second. */
-const resumeBackupKey = (taskId: string) => `deliver-resume:${taskId}`
-const RESUME_BACKUP_MARGIN_MS = 6000
 
 export interface ToolCallApproval {
   required: true
@@ -106,195 +95,8 @@ export async function callsOfTask(db: Kysely<Database>, taskId: string): Promise
   return db.selectFrom('tool_calls').selectAll().where('task_id', '=', taskId).orderBy('step').orderBy('position').execute()
 }
 
-/** A call that waits for an operator: an approval, or the answer to a question. */
-export const awaitsOperator = (row: Pick<ToolCallRow, 'status' | 'name' | 'finished_at'>) =>
-  row.status === 'awaiting_approval' || (row.name === ASK_OPERATOR && row.status === 'running' && row.finished_at === null)
-
-/** The phase status the task's waiting calls call for: an approval first, then a question; null when none waits. */
-export function waitingStatus(rows: ToolCallRow[]): 'awaiting_tool_approval' | 'awaiting_input' | null {
-  if (rows.some((r) => r.status === 'awaiting_approval')) return 'awaiting_tool_approval'
-  if (rows.some(awaitsOperator)) return 'awaiting_input'
-  return null
-}
-
 export async function updateCall(db: Kysely<Database>, id: string, changes: Partial<ToolCallTable>): Promise<ToolCallRow> {
   return db.updateTable('tool_calls').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-}
-
-/**
- * After a decision or an answer: when the phase waits and none of its task's calls still waits for an operator,
- * the phase runs again and a delivery resumes the loop (with a fresh task time-out); otherwise it waits for the
- * next one (an approval before a question). A phase that is running (its loop has not stopped yet) is left alone:
- * the loop sees the decision itself.
- */
-async function resumeIfSettled(t: Transition, run: Run, phase: PhaseRun, taskId: string): Promise<void> {
-  if (phase.status !== 'awaiting_tool_approval' && phase.status !== 'awaiting_input') return
-  const rows = await callsOfTask(t.db, taskId)
-  const before = snapshotOf(run)
-  const waiting = waitingStatus(rows)
-  if (waiting) phase.status = waiting
-  else if (rows.every((r) => Number(r.step) === 0)) {
-    // Calls through the task tool route (step 0): the agent is still at work; the phase runs again, nothing to deliver.
-    phase.status = 'running'
-    run.status = 'running'
-  } else {
-    phase.status = 'running'
-    run.status = 'running'
-    const stored = [...rows].reverse().find((r) => r.loop_state !== null)
-    const job = stored ? (JSON.parse(stored.loop_state as string) as StoredLoop).job : null
-    if (!job) throw new Error(`the tool calls of task ${taskId} hold no loop state`)
-    await enqueueJob(t.db, DELIVER_TASK_JOB, { taskId, token: job.token, dispatch: 1 }, { jobKey: deliveryKey(taskId) })
-    // On PostgreSQL a delivery is recovered by the watchdog it enqueues with its lease; an instance that dies after
-    // taking the job but before that lease leaves none. A second delivery after a lease's length covers it (a
-    // no-op when the loop has moved on: the task closed, or leased, or the phase waiting again).
-    if (t.db.getExecutor().adapter instanceof PostgresAdapter) {
-      const after = t.settings.dispatchTimeoutMs + RESUME_BACKUP_MARGIN_MS
-      await enqueueJob(t.db, DELIVER_TASK_JOB, { taskId, token: job.token, dispatch: 1 }, { jobKey: resumeBackupKey(taskId), runAt: new Date(Date.now() + after) })
-    }
-    await enqueueJob(t.db, TIMEOUT_JOB, { taskId }, { jobKey: timeoutKey(taskId), runAt: new Date(Date.now() + t.settings.taskTimeoutS * 1000) })
-  }
-  await persistRun(t, run, 'tool_resume', before)
-}
-
-type Caller = { workspaceId: string; via?: Via } & Pick<Principal, 'principalId' | 'role' | 'handle'>
-
-/** The pool rule for one waiting call (escalated with its own clock: admins too). */
-function checkPool(caller: Caller, phase: PhaseRun, callId: string): void {
-  if (mayAct(caller, phase, callId)) return
-  const pool = phase.operatorPool.map((h) => `@${normalizeHandle(h)}`).join(', ')
-  throw new AppError('forbidden', `Only ${pool || 'an admin or member'} may act on phase "${phase.phaseName}".`)
-}
-
-/** approve or deny a call awaiting approval; 404 for a call of another run or workspace, 409 when it does not wait. */
-export async function decideToolCall(
-  settings: RunsConfig,
-  trx: Kysely<Database>,
-  caller: Caller,
-  input: { runId: string; callId: string; decision: 'approve' | 'deny'; note: string | null },
-): Promise<ToolCall> {
-  const outcome = await withLockedRun(trx, settings, input.runId, caller.workspaceId, async (t, run) => {
-    const row = await trx.selectFrom('tool_calls').selectAll().where('id', '=', input.callId.toLowerCase()).where('run_id', '=', run.id).executeTakeFirst()
-    if (!row) throw notFound('Tool call')
-    const phase = run.phases.find((p) => p.id === row.phase_run_id)
-    if (!phase) throw notFound('Tool call')
-    checkPool(caller, phase, row.id)
-    if (phase.status !== 'running' && phase.status !== 'awaiting_tool_approval') {
-      throw new AppError('not-awaiting-approval', `Phase "${phase.phaseName}" ${statusInWords(phase.status)}: its tool calls take no decision.`)
-    }
-    if (row.status !== 'awaiting_approval') throw new AppError('not-awaiting-approval', `The call of ${row.name} ${statusInWords(row.status)}, not awaiting an approval.`)
-    return toToolCall(await settleApproval(t, run, phase, row, input.decision, input.note, caller))
-  })
-  if (!outcome) throw notFound('Run')
-  return outcome
-}
-
-/** Records the decision on a call awaiting approval (an operator's, or the system's at expiry) and resumes the phase. */
-async function settleApproval(t: Transition, run: Run, phase: PhaseRun, row: ToolCallRow, decision: 'approve' | 'deny', note: string | null, by: Pick<Caller, 'principalId' | 'handle' | 'via'>): Promise<ToolCallRow> {
-  const at = now()
-  const approval: ToolCallApproval = { required: true, decision, note, principalId: by.principalId, handle: by.handle, at, ...(by.via ? { via: by.via } : {}) }
-  const who = by.handle ? `@${by.handle}` : by.principalId
-  const updated = await updateCall(
-    t.db,
-    row.id,
-    decision === 'approve'
-      ? { status: 'running', approval: JSON.stringify(approval) }
-      : { status: 'denied', approval: JSON.stringify(approval), error: `denied by ${who}: ${note ?? '(no note)'}`, finished_at: at },
-  )
-  await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
-  await toolWaitEnded(t, run, phase, row, 'tool_approval', decision, by.handle)
-  // A call of the task tool route is made by a job of its own, keyed by the call (a loop's by its delivery).
-  if (decision === 'approve' && Number(row.step) === 0) await enqueueJob(t.db, CALL_TOOL_JOB, { callId: row.id }, { jobKey: callKey(row.id) })
-  await resumeIfSettled(t, run, phase, row.task_id)
-  return updated
-}
-
-/** An operator's answer to the phase's `tandem.ask_operator` question: the tool's result. */
-export async function answerQuestion(
-  settings: RunsConfig,
-  trx: Kysely<Database>,
-  caller: Caller,
-  input: { runId: string; phaseRunId: string; text: string },
-): Promise<ToolCall> {
-  const outcome = await withLockedRun(trx, settings, input.runId, caller.workspaceId, async (t, run) => {
-    const phase = run.phases.find((p) => p.id === input.phaseRunId.toLowerCase())
-    if (!phase) throw notFound('Phase')
-    const row = await trx
-      .selectFrom('tool_calls').selectAll()
-      .where('phase_run_id', '=', phase.id).where('name', '=', ASK_OPERATOR).where('status', '=', 'running')
-      .orderBy('id', 'desc').executeTakeFirst()
-    checkPool(caller, phase, row?.id ?? '')
-    if (phase.status !== 'awaiting_input' || !row) {
-      throw new AppError('not-awaiting-input', `Phase "${phase.phaseName}" ${statusInWords(phase.status)}, not waiting for an answer to a question.`)
-    }
-    const at = now()
-    const answeredBy: AnsweredBy = { principalId: caller.principalId, handle: caller.handle, at, via: caller.via ?? 'api' }
-    const updated = await updateCall(trx, row.id, { status: 'succeeded', output: input.text, finished_at: at, answered_by: JSON.stringify(answeredBy) })
-    await recordToolCallEvent(trx, updated, run.streamId, 'tool_call.updated', t.traceparent)
-    await toolWaitEnded(t, run, phase, row, 'question', 'answer', caller.handle)
-    await resumeIfSettled(t, run, phase, row.task_id)
-    return toToolCall(updated)
-  })
-  if (!outcome) throw notFound('Run')
-  return outcome
-}
-
-/** The system's decision at a tool wait's expiry (handle `system`, the note `expired`). */
-const SYSTEM = { principalId: 'system', handle: 'system' }
-
-/** A waiting call of the locked run, as its clock's effect reads it (null when it no longer waits). */
-async function waitingCall(t: Transition, phase: PhaseRun, callId: string | null): Promise<ToolCallRow | null> {
-  if (callId === null || !toolWaitOf(phase, callId)) return null
-  const row = await t.db.selectFrom('tool_calls').selectAll().where('id', '=', callId).executeTakeFirst()
-  return row && awaitsOperator(row) ? row : null
-}
-
-/** Escalation of one waiting call: admins may act on it as if in the phase's pool, and it joins their inboxes. */
-async function escalateToolWait(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void> {
-  const wait = callId === null ? undefined : toolWaitOf(phase, callId)
-  if (!wait || wait.escalated) return
-  const before = snapshotOf(run)
-  wait.escalated = true
-  await persistRun(t, run, 'clock', before)
-  await escalatedEvent(phase.id, 'timer', wait.callId)(t, run)
-}
-
-/** Fails the waiting phase at expiry (onExpire `fail`), the call settled first so the list shows why. */
-async function failOnExpiry(t: Transition, run: Run, phase: PhaseRun, row: ToolCallRow, what: string): Promise<void> {
-  const after = phase.policy?.expireAfter ?? DEFAULT_PHASE_POLICY.expireAfter
-  const status = row.status === 'awaiting_approval' ? 'denied' : 'failed'
-  const updated = await updateCall(t.db, row.id, { status, error: `expired: no one ${what} within ${after} (onExpire: fail)`, finished_at: now() })
-  await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
-  await toolWaitEnded(t, run, phase, row, row.status === 'awaiting_approval' ? 'tool_approval' : 'question', 'expire', 'system')
-  await failWaitingPhase(t, run, phase, `No one ${what} of phase "${phase.phaseName}" within ${after}; its policy fails it (onExpire: fail).`)
-}
-
-/** Expiry of a tool approval: onExpire `approve` approves the call, `reject` (the default) denies it, `fail` fails the phase. */
-async function expireApproval(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void> {
-  const row = await waitingCall(t, phase, callId)
-  if (!row) return
-  const onExpire = phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire
-  if (onExpire === 'fail') return failOnExpiry(t, run, phase, row, `decided the call of ${row.name}`)
-  await settleApproval(t, run, phase, row, onExpire === 'approve' ? 'approve' : 'deny', 'expired', SYSTEM)
-}
-
-/** What the model reads when a question expires unanswered (onExpire `reject` or `approve`: an answer cannot be made up). */
-export const NO_ANSWER = 'no answer before the deadline'
-
-/** Expiry of a question: the call fails with NO_ANSWER and the loop goes on; onExpire `fail` fails the phase. */
-async function expireQuestion(t: Transition, run: Run, phase: PhaseRun, callId: string | null): Promise<void> {
-  const row = await waitingCall(t, phase, callId)
-  if (!row) return
-  if ((phase.policy?.onExpire ?? DEFAULT_PHASE_POLICY.onExpire) === 'fail') return failOnExpiry(t, run, phase, row, 'answered the question')
-  const updated = await updateCall(t.db, row.id, { status: 'failed', error: NO_ANSWER, finished_at: now() })
-  await recordToolCallEvent(t.db, updated, run.streamId, 'tool_call.updated', t.traceparent)
-  await toolWaitEnded(t, run, phase, row, 'question', 'expire', 'system')
-  await resumeIfSettled(t, run, phase, row.task_id)
-}
-
-/** What the tool waits' timers do (decision-timers.ts runs them, once per key, under the run's lock). */
-export const TOOL_CLOCK_EFFECTS: { tool_approval: ClockEffects; question: ClockEffects } = {
-  tool_approval: { remind: remindEffect, escalate: escalateToolWait, expire: expireApproval },
-  question: { remind: remindEffect, escalate: escalateToolWait, expire: expireQuestion },
 }
 
 /**

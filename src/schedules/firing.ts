@@ -14,6 +14,12 @@ import { takeFiring } from './rate.js'
 import { recordRefusal, type RefusalSink } from '../triggers/refusals.js'
 import type { ScheduleRow } from './store.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'schedules.fire': ScheduleJob
+  }
+}
+
 export const SCHEDULE_JOB = 'schedules.fire'
 
 export interface ScheduleJob {

@@ -3,6 +3,7 @@
 // do and the shape of its answer. Models are the vendors' current general-purpose ones; change config.model
 // after creating the agent, or create it with your own `config`.
 import type { TemplateAgent } from './schemas.js'
+import { ASK_OPERATOR } from '../waits/kinds.js'
 
 export interface BuiltinTemplate {
   id: `builtin:${string}`
@@ -100,13 +101,13 @@ export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
     id: 'builtin:claude-research',
     name: 'Research assistant (Claude)',
     description: 'Answers questions with evidence and sources, separates facts from inferences, and asks the operator when something is missing.',
-    agent: { providerType: 'claude', config: CLAUDE, instructions: RESEARCH, capabilities: { streaming: true, tools: ['tandem.read_messages', 'tandem.ask_operator'] } },
+    agent: { providerType: 'claude', config: CLAUDE, instructions: RESEARCH, capabilities: { streaming: true, tools: ['tandem.read_messages', ASK_OPERATOR] } },
   },
   {
     id: 'builtin:mistral-research',
     name: 'Research assistant (Mistral)',
     description: 'The research assistant on Mistral: a short answer, the evidence with sources, open questions and a confidence.',
-    agent: { providerType: 'mistral', config: MISTRAL, instructions: RESEARCH, capabilities: { streaming: true, tools: ['tandem.read_messages', 'tandem.ask_operator'] } },
+    agent: { providerType: 'mistral', config: MISTRAL, instructions: RESEARCH, capabilities: { streaming: true, tools: ['tandem.read_messages', ASK_OPERATOR] } },
   },
   {
     id: 'builtin:claude-writer',

@@ -1,6 +1,7 @@
 // The tools Tandem itself offers an agent (AGENTS.md, "Tools"): their names, descriptions and input schemas.
 // What they do belongs to the run engine, which holds the stream and the phase.
 import type { ToolDefinition } from './definitions.js'
+import { ASK_OPERATOR } from '../waits/kinds.js'
 
 export const TANDEM_TOOLS: readonly ToolDefinition[] = [
   {
@@ -16,7 +17,7 @@ export const TANDEM_TOOLS: readonly ToolDefinition[] = [
     source: { kind: 'tandem' },
   },
   {
-    name: 'tandem.ask_operator',
+    name: ASK_OPERATOR,
     description: 'Asks the phase\'s operators a question and waits for one of them to answer; the answer is the result.',
     inputSchema: { type: 'object', properties: { question: { type: 'string', minLength: 1, maxLength: 4000 } }, required: ['question'], additionalProperties: false },
     source: { kind: 'tandem' },

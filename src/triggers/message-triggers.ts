@@ -16,6 +16,12 @@ import { AppError } from '../http/problem.js'
 import { chainOf, joinChain, MAX_RUNS_PER_CHAIN, purgeChains, reserveRuns } from './chains.js'
 import { recordRefusal, type RefusalSink } from './refusals.js'
 
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'triggers.message': MessageTriggerJob
+  }
+}
+
 export const MESSAGE_TRIGGER_JOB = 'triggers.message'
 /** A message written by a run this deep fires nothing. */
 export const MAX_TRIGGER_DEPTH = 5

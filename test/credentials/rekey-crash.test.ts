@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // `credentials rekey` killed (SIGKILL) in the middle — once among the credentials, once among the webhook
 // secrets: every secret still opens (with the old key or the new one, never half-written), none is lost, and
 // running the command again finishes the job.

@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // SIGKILL during a webhook delivery: the restarted server sends it again with the same webhook-id, in the trace
 // of the request that caused the event, and the deliveries log ends with one success — never lost.
 import { describe, it } from 'node:test'

@@ -1,3 +1,4 @@
+// test lane: clock — retries whose back-off runs on the real clock (seconds per failed delivery) (scripts/test.mjs).
 // Webhook subscriptions: the endpoints (admins only, secrets shown once), signed deliveries verified with the
 // standardwebhooks library, filters, retries with back-off, failure after 8 attempts, auto-disable, the
 // egress guard, and endpoints that hang, redirect or answer garbage.

@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // Atomic idempotency across a crash: a real server process kills itself (SIGKILL, through the
 // TANDEM_TEST_FAULT seam) inside the transaction that holds both the new resource and its stored response,
 // or just after it commits. After a restart, a retry with the same key gives one resource and the

@@ -1,20 +1,20 @@
 // Decision policies (docs/operators.md): the policy on save (400s with pointers), copied into runs; quorum of
 // distinct approvers; immediate escalation when no one of the pool exists; and the timers at their shortest
-// (PT5S, the floor, on the real clock): one reminder, escalation to admins, expiry deciding onExpire as `system`,
-// and no timer after a decision.
+// (PT5S, the floor; the clock moved on by running the due jobs through the task list, test/clock.ts): one
+// reminder, escalation to admins, expiry deciding onExpire as `system`, and no timer after a decision.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { createParser } from 'eventsource-parser'
-import { sql } from 'kysely'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createStream, NIL, runIn } from '../runs/setup.js'
 import { keyFor } from '../schedules/setup.js'
-import { runClockTimer, type ClockJob } from '../../src/runs/decision-timers.js'
+import { runClockTimer, type ClockJob } from '../../src/waits/clock.js'
 import { CLOCK_EFFECTS } from '../../src/runs/machine.js'
+import { advanceClock, pendingCount } from '../clock.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -49,14 +49,7 @@ for (const dialect of dialects()) {
     const inbox = async (headers: Record<string, string>) => (await send(app, 'GET', '/api/me/inbox?limit=100', undefined, headers)).json().data as any[]
     const eventsOf = async (streamId: string, type: string) => ((await send(app, 'GET', `/api/streams/${streamId}/events?limit=100`)).json().data as any[]).filter((e) => e.type === type)
 
-    /** Pending jobs whose key contains `text` (SQLite's jobs table; graphile-worker's on PostgreSQL). */
-    async function pendingJobs(text: string): Promise<number> {
-      const db = app.database.db
-      if (dialect === 'sqlite') return (await db.selectFrom('jobs').select('id').where('job_key', 'like', `%${text}%`).execute()).length
-      const schema = app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker'
-      const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.id(schema, '_private_jobs')} where key like ${`%${text}%`}`.execute(db)
-      return Number(rows[0]?.n)
-    }
+    const pendingJobs = (text: string) => pendingCount(app, text)
 
     it('checks the policy: durations between PT5S and P90D, onExpire, quorum, phase ids — one 400 naming each', async () => {
       const streamId = await createStream(app, 'policy-checks')
@@ -217,7 +210,7 @@ for (const dialect of dialects()) {
       }
     })
 
-    it('timers at PT5S: one reminder, escalation to admins, expiry as `system` (reject, approve, fail); none after a decision', { timeout: 60000 }, async () => {
+    it('timers at PT5S: one reminder, escalation to admins, expiry as `system` (reject, approve, fail); none after a decision', async () => {
       const timers = { remindAfter: 'PT5S', escalateAfter: 'PT5S', expireAfter: 'PT10S' }
       const rejects = await waitingRun({ decision: timers })
       const approves = await waitingRun({ decision: { expireAfter: 'PT5S', onExpire: 'approve', quorum: 2 } })
@@ -227,18 +220,19 @@ for (const dialect of dialects()) {
       assert.equal((await decideAs(maria, decided.run, 'approve')).json().status, 'succeeded')
       assert.equal(await pendingJobs(decided.run.phases[0].id), 0, 'the decision removed its timers')
 
+      // Six seconds on: the reminder and the escalation of the first run are due, not its expiry (at ten).
+      assert.deepEqual((await advanceClock(app, rejects.run.phases[0].id, 6000)).map((j) => j.key.split(':').at(-1)).sort(), ['escalate', 'remind'])
       // Escalated: the item joins the admin's inbox and admins may decide.
-      const escalated = await waitFor(async () => (await inbox(boss)).find((i) => i.runId === rejects.run.id), 15000, 'the escalation')
+      const escalated = (await inbox(boss)).find((i) => i.runId === rejects.run.id)
       assert.equal(escalated.escalated, true)
-      const [reminder] = await waitFor(async () => {
-        const found = await eventsOf(rejects.streamId, 'decision.reminder')
-        return found.length > 0 ? found : undefined
-      }, 10000, 'the reminder')
+      const [reminder] = await eventsOf(rejects.streamId, 'decision.reminder')
       assert.equal(reminder.data.runId, rejects.run.id)
       assert.equal(reminder.data.kind, 'decision')
       const [escalation] = await eventsOf(rejects.streamId, 'decision.escalated')
       assert.equal(escalation.data.reason, 'timer')
 
+      for (const { run } of [approves, fails]) assert.equal((await advanceClock(app, run.phases[0].id, 6000)).length, 1)
+      assert.equal((await advanceClock(app, rejects.run.phases[0].id, 11000)).length, 1)
       const approved = await runIn(app, approves.run.id, 'succeeded', 15000)
       assert.deepEqual(approved.phases[0].decisions.map((d: any) => [d.decision, d.handle, d.principalId, d.expired]), [['approve', 'system', 'system', true]])
       const failed = await runIn(app, fails.run.id, 'failed', 15000)
@@ -248,14 +242,13 @@ for (const dialect of dialects()) {
       assert.deepEqual(rejected.phases[0].decisions.map((d: any) => [d.decision, d.handle, d.expired]), [['reject', 'system', true]])
       assert.match(rejected.error.detail, /@system/)
 
-      // Exactly one of each, and nothing ever for the run decided first.
-      await sleep(1500)
+      // Exactly one of each, and nothing ever for the run decided first: no timer is left to take effect later.
+      for (const { run } of [rejects, approves, fails, decided]) assert.equal(await pendingJobs(run.phases[0].id), 0)
       assert.equal((await eventsOf(rejects.streamId, 'decision.reminder')).length, 1)
       assert.equal((await eventsOf(rejects.streamId, 'decision.escalated')).length, 1)
       assert.equal((await eventsOf(decided.streamId, 'decision.reminder')).length, 0)
       assert.equal((await eventsOf(decided.streamId, 'decision.escalated')).length, 0)
       assert.equal((await send(app, 'GET', `/api/runs/${decided.run.id}`)).json().phases[0].decisions.length, 1)
-      for (const { run } of [rejects, approves, fails, decided]) assert.equal(await pendingJobs(run.phases[0].id), 0)
     })
   })
 }

@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // A server killed (SIGKILL) while a decision timer's job is taking effect: after the restart the reminder takes
 // effect exactly once, and a restart after that adds none. The kill lands while the effect is held up by a lock
 // the test takes: PostgreSQL — a row lock on the run (withLockedRun waits on it), so the timer's job is running,

@@ -1,3 +1,4 @@
+// test lane: clock — several instances firing on the real clock (scripts/test.mjs).
 // Two instances on one PostgreSQL database, started together while decision timers are pending: both re-arm the
 // timers at start-up and both run jobs, yet each timer takes effect once — one reminder, one expiry per phase.
 import { describe, it } from 'node:test'

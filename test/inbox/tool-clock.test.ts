@@ -2,22 +2,23 @@
 // through the task tool route (a custom_token_only agent, a real MCP server): each waiting call gets its own
 // timers (keyed by the call) when its phase starts waiting, removed when it is decided, answered or the run is
 // canceled; the inbox items show the deadlines and claims; the effects run by calling the job's handler directly
-// (remind, escalate to admins, expire: deny, approve, fail; a question's no answer), and one expiry on the real
-// clock (PT5S). A pool no one has escalates the call at once; start-up re-adds timers not yet taken effect.
+// (remind, escalate to admins, expire: deny, approve, fail; a question's no answer), and one expiry at PT5S
+// through the task list with the clock moved on (test/clock.ts). A pool no one has escalates the call at once;
+// start-up re-adds timers not yet taken effect.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
 import { createApiKey } from '../../src/principals/store.js'
-import { clockKey, resumeDecisionClocks, runClockTimer, type ClockJob } from '../../src/runs/decision-timers.js'
+import { clockKey, resumeDecisionClocks, runClockTimer, type ClockJob } from '../../src/waits/clock.js'
 import { removeJob } from '../../src/jobs/index.js'
-import { ALL_CLOCK_EFFECTS } from '../../src/runs/decision-jobs.js'
+import { ALL_CLOCK_EFFECTS } from '../../src/waits/jobs.js'
 import { build, dialects, send } from '../helpers.js'
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { keyFor } from '../schedules/setup.js'
 import { createAgent, createStream, getRun, runIn, startRun } from '../runs/setup.js'
 import { waitFor } from '../runs/agent-server.js'
+import { advanceClock, pendingCount, pendingJobs } from '../clock.js'
 
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '')
 
@@ -77,21 +78,13 @@ for (const dialect of dialects()) {
       ({ clock, runId: payload.run.id, phaseRunId: payload.phase.id, callId, attempt: 1, timer })
     const fire = (j: ClockJob) => runClockTimer(app, j, ALL_CLOCK_EFFECTS)
 
-    /** Pending jobs whose key contains `text` (SQLite's jobs table; graphile-worker's on PostgreSQL). */
-    async function pendingJobs(text: string): Promise<number> {
-      const db = app.database.db
-      if (dialect === 'sqlite') return (await db.selectFrom('jobs').select('id').where('job_key', 'like', `%${text}%`).execute()).length
-      const schema = app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker'
-      const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.id(schema, '_private_jobs')} where key like ${`%${text}%`}`.execute(db)
-      return Number(rows[0]?.n)
-    }
 
     it('a waiting call arms its own three timers, the inbox item shows them and a claim; the decision removes them', async () => {
       const payload = await claimed({ decision: { remindAfter: 'PT1H', escalateAfter: 'PT2H', expireAfter: 'PT3H' } })
       const first = await call(payload, 'files.delete_file', { path: '/a' })
       const second = await call(payload, 'files.delete_file', { path: '/b' })
-      assert.equal(await pendingJobs(first), 3)
-      assert.equal(await pendingJobs(second), 3, 'a call added while the phase already waits gets its own')
+      assert.equal(await pendingCount(app, first), 3)
+      assert.equal(await pendingCount(app, second), 3, 'a call added while the phase already waits gets its own')
       const run = await getRun(app, payload.run.id)
       assert.deepEqual(run.phases[0].toolWaits.map((w: any) => [w.callId, w.kind, w.escalated]), [[first, 'tool_approval', false], [second, 'tool_approval', false]])
       const item = (await inbox(maria)).find((i) => i.callId === first)
@@ -107,13 +100,13 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/phases/${run.phases[0].id}/claim`, undefined, boss)).statusCode, 403)
 
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/tool-calls/${first}/decision`, { decision: 'deny' }, maria)).statusCode, 200)
-      assert.equal(await pendingJobs(first), 0, 'the decision removed its timers')
-      assert.equal(await pendingJobs(second), 3, 'the other call still waits')
+      assert.equal(await pendingCount(app, first), 0, 'the decision removed its timers')
+      assert.equal(await pendingCount(app, second), 3, 'the other call still waits')
       await fire(job(payload, 'tool_approval', first, 'remind'))
       assert.equal((await eventsOf('decision.reminder', run.id)).length, 0, 'a decided call\'s timer does nothing')
       assert.equal((await send(app, 'DELETE', `/api/runs/${run.id}/phases/${run.phases[0].id}/claim`, undefined, maria)).statusCode, 204)
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/cancel`, {}, maria)).statusCode, 200)
-      assert.equal(await pendingJobs(second), 0, 'the cancel removed the rest')
+      assert.equal(await pendingCount(app, second), 0, 'the cancel removed the rest')
       assert.equal((await getRun(app, run.id)).phases[0].toolWaits, undefined)
     })
 
@@ -135,7 +128,7 @@ for (const dialect of dialects()) {
       const run = await getRun(app, payload.run.id)
       assert.deepEqual([run.status, run.phases[0].status, run.phases[0].toolWaits], ['running', 'running', undefined])
       assert.equal(files.calls.filter((c) => (c.arguments as any).path === '/c').length, 0)
-      assert.equal(await pendingJobs(callId), 0)
+      assert.equal(await pendingCount(app, callId), 0)
     })
 
     it('an escalated call: an admin outside the pool decides it', async () => {
@@ -161,13 +154,13 @@ for (const dialect of dialects()) {
       const run = await getRun(app, fails.run.id)
       assert.deepEqual([run.status, run.phases[0].status, run.error.type], ['failed', 'failed', 'urn:tandem:problem:decision-expired'])
       assert.equal((await callOf(fails.run.id, failed)).status, 'denied')
-      assert.equal(await pendingJobs(failed), 0)
+      assert.equal(await pendingCount(app, failed), 0)
     })
 
     it('a question: its clock, then expiry answers nothing (the tool result says so) or, with fail, fails the phase', async () => {
       const payload = await claimed({ decision: { remindAfter: 'PT1H', expireAfter: 'PT2H' } })
       const callId = await call(payload, 'tandem.ask_operator', { question: 'Which one?' })
-      assert.equal(await pendingJobs(callId), 2)
+      assert.equal(await pendingCount(app, callId), 2)
       const item = (await inbox(maria)).find((i) => i.callId === callId)
       assert.deepEqual([item.kind, item.expireAt === null, item.escalateAt], ['question', false, null])
       const run = await getRun(app, payload.run.id)
@@ -194,33 +187,37 @@ for (const dialect of dialects()) {
       const callId = await call(payload, 'files.delete_file', { path: '/r' })
       await fire(job(payload, 'tool_approval', callId, 'remind'))
       for (const timer of ['remind', 'escalate', 'expire'] as const) await removeJob(app.database.db, clockKey(job(payload, 'tool_approval', callId, timer)))
-      assert.equal(await pendingJobs(callId), 0)
+      assert.equal(await pendingCount(app, callId), 0)
       await resumeDecisionClocks(app.database.db)
-      assert.equal(await pendingJobs(callId), 2, 'escalate and expire; the reminder took effect already')
+      assert.equal(await pendingCount(app, callId), 2, 'escalate and expire; the reminder took effect already')
       assert.equal((await send(app, 'POST', `/api/runs/${payload.run.id}/cancel`, {}, maria)).statusCode, 200)
-      assert.equal(await pendingJobs(callId), 0)
+      assert.equal(await pendingCount(app, callId), 0)
     })
 
     it('no one to decide: a pool no principal has escalates the call at once', async () => {
       const payload = await claimed({ decision: { escalateAfter: 'PT1H' } }, ['@nobody-here'])
       const callId = await call(payload, 'files.delete_file', { path: '/g' })
-      assert.equal(await pendingJobs(callId), 0, 'no escalation timer')
+      assert.equal(await pendingCount(app, callId), 0, 'no escalation timer')
       const [event] = await eventsOf('decision.escalated', payload.run.id)
       assert.deepEqual([event.data.reason, event.data.callId, event.data.escalated], ['no-pool', callId, true])
       assert.equal((await inbox(boss)).find((i) => i.callId === callId)?.escalated, true)
       assert.equal((await send(app, 'POST', `/api/runs/${payload.run.id}/tool-calls/${callId}/decision`, { decision: 'deny', note: 'no' }, boss)).statusCode, 200)
     })
 
-    it('on the real clock (PT5S): a tool approval expires once, denied by @system', { timeout: 40000 }, async () => {
+    it('at PT5S: a tool approval\'s expiry is due five seconds on; then it expires once, denied by @system', async () => {
       const payload = await claimed({ decision: { expireAfter: 'PT5S' } })
+      const asked = Date.now()
       const callId = await call(payload, 'files.delete_file', { path: '/h' })
-      const denied = await waitFor(async () => {
-        const found = await callOf(payload.run.id, callId)
-        return found.status === 'denied' ? found : undefined
-      }, 20000, 'the expiry')
+      const answered = Date.now()
+      const [expiry] = await pendingJobs(app, callId)
+      const due = Date.parse(expiry?.runAt ?? '')
+      assert.ok(due >= asked + 5000 - 1000 && due <= answered + 5000 + 1000, `due ${due - asked} ms after the call was asked for, ${due - answered} ms after its answer`)
+      assert.equal((await advanceClock(app, callId, due - Date.now() + 1)).length, 1)
+      const denied = await callOf(payload.run.id, callId)
+      assert.equal(denied.status, 'denied')
       assert.equal(denied.error, 'denied by @system: expired')
       await runIn(app, payload.run.id, 'running')
-      assert.equal(await pendingJobs(callId), 0)
+      assert.equal(await pendingCount(app, callId), 0)
     })
   })
 }

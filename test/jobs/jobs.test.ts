@@ -1,3 +1,4 @@
+// test lane: clock — durable jobs that must run late, on the real clock (scripts/test.mjs).
 // The durable job layer on both databases: jobs exist only if their transaction commits, run once, run
 // later when asked, replace each other by key, are retried when they throw, and survive a restart.
 import { describe, it } from 'node:test'

@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // A server killed (SIGKILL) in the middle of a delivery loses nothing: the task is delivered again with the same
 // webhook-id, in the trace of the request that started the run, and the run finishes, with one output. SQLite: the restarted process resumes it. PostgreSQL: a
 // second instance, already running, frees the dead one's job (TANDEM_FAILOVER_S) and delivers when the dead one's

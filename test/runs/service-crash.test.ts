@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // One way to write, across a crash (issue 23 items 1–2): a trigger and a webhook create with an
 // Idempotency-Key store their answer in the transaction of their writes. A real server kills itself (SIGKILL)
 // after the commit and before answering; after a restart the retry gets the original answer and finds one run

@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // A tool call that needs an approval survives a crash of the service, on both databases: a real server process
 // runs a Claude agent's tool loop (a local Anthropic API that streams tool use) against a real MCP server, and is
 // killed with SIGKILL (1) while the call awaits its approval, (2) right after the approval, and (3) while the

@@ -8,7 +8,7 @@ import { request } from 'undici'
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { createMistral } from '@ai-sdk/mistral'
 import type { AdapterContext } from '../../src/runs/adapters/adapter.js'
-import { runToolLoop, type LoopState, type RequestedCall, type ToolLoopHost } from '../../src/tools/loop.js'
+import { runToolLoop, type LoopState, type RequestedCall, type ToolLoopHost } from '../../src/runs/adapters/tool-loop.js'
 import type { ToolDefinition } from '../../src/tools/definitions.js'
 import { startAnthropicToolFake, startMistralToolFake, type ToolModelFake } from '../fakes/vendors/tool-models.js'
 

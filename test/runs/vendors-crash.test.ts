@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // The polled vendors survive a crash of the service while they wait: a real server process delivers to Cursor
 // (or Copilot Studio over Direct Line), is killed with SIGKILL between two polls, and a new process on the same
 // database picks the poll up where it was: the run finishes, the vendor work was started once, and the answer

@@ -1,3 +1,4 @@
+// test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
 // A server killed (SIGKILL) while a schedule's tick is being fired starts one run for that tick, not two, once
 // it is back; and a restart after the tick's commit starts nothing more. The kill lands while the firing is held
 // up by a lock the test takes: PostgreSQL — a row lock on the schedule, so the job is running (locked by the

@@ -1,3 +1,4 @@
+// test lane: clock — a schedule's tick on the real clock while the database is away (scripts/test.mjs).
 // A tick that falls while PostgreSQL refuses every connection fires once, when the database is back. The
 // schedule's own database stops taking connections (ALLOW_CONNECTIONS false, its sessions ended) across the
 // tick; the app keeps running. PostgreSQL only: a SQLite file has no "down".

@@ -1,3 +1,4 @@
+// test lane: clock — several instances firing on the real clock (scripts/test.mjs).
 // Two instances on one PostgreSQL database, started together after a schedule missed its ticks: both catch up
 // at start-up, and the latest missed tick fires once; then every later tick fires once across the two.
 import { describe, it } from 'node:test'

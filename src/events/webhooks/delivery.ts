@@ -13,6 +13,12 @@ import { deadline } from '../../net/deadline.js'
 import { backoffMs } from '../../net/backoff.js'
 import { DELIVER_WEBHOOK_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
+declare module '../../jobs/registry.js' {
+  interface JobPayloads {
+    'webhook.deliver': { deliveryId: string }
+  }
+}
+
 const MAX_ATTEMPTS = 8
 const DISABLE_AFTER_FAILURES = 50
 const MAX_ERROR_LENGTH = 500

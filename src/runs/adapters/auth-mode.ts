@@ -4,7 +4,7 @@
 // sees an effective mode, and no secret at all when that mode is `none` (custom_webhook keeps it to sign with:
 // a signature does not send the credential).
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
-import type { ProviderType } from './index.js'
+import type { ProviderType } from './provider-types.js'
 
 type AuthMode = NonNullable<AgentTarget['authMode']>
 

@@ -6,7 +6,7 @@ import { answerWithModel } from './ai-sdk.js'
 import { fetchWithoutCredential } from './auth-mode.js'
 import { configString, maxTokens, vendorBase } from './outcome.js'
 import { buildPrompt } from './prompt.js'
-import { runToolLoop } from '../../tools/loop.js'
+import { runToolLoop } from './tool-loop.js'
 
 export const ANTHROPIC_BASE = 'https://api.anthropic.com/v1'
 const DEFAULT_MAX_TOKENS = 4096

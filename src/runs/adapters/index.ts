@@ -1,6 +1,7 @@
-// The adapter registry: providerType → adapter. Adding an adapter is one import and one line here. Every
-// adapter is behind the authMode rules (auth-mode.ts).
+// The adapter registry: providerType → adapter. Adding an adapter is one import and one line here, and its name
+// in provider-types.ts. Every adapter is behind the authMode rules (auth-mode.ts).
 import type { Adapter } from './adapter.js'
+import { PROVIDER_TYPES, type ProviderType } from './provider-types.js'
 import { withAuthMode } from './auth-mode.js'
 import { customWebhook } from './custom-webhook.js'
 import { customTokenOnly } from './custom-token-only.js'
@@ -11,10 +12,10 @@ import { copilotStudioAdapter } from './copilot-studio.js'
 import { cursorAdapter } from './cursor.js'
 
 /**
- * Every adapter by providerType: the one list of provider types. The agents' schema (and so the OpenAPI
- * document) and authMode's rules derive theirs from it; a key that is not its adapter's providerType throws.
+ * Every adapter by providerType, one per entry of PROVIDER_TYPES (provider-types.ts, which the agents' schema
+ * reads); a key that is not its adapter's providerType throws.
  */
-const registry = {
+const registry: Record<ProviderType, Adapter> = {
   custom_webhook: customWebhook,
   custom_token_only: customTokenOnly,
   claude: claudeAdapter,
@@ -22,11 +23,9 @@ const registry = {
   elevenlabs: elevenLabsAdapter,
   copilot_studio: copilotStudioAdapter,
   cursor: cursorAdapter,
-} satisfies Record<string, Adapter>
+}
 
-export type ProviderType = keyof typeof registry
-export const PROVIDER_TYPES = Object.keys(registry) as ProviderType[]
-
+if (Object.keys(registry).join() !== PROVIDER_TYPES.join()) throw new Error('the adapter registry does not list the provider types of provider-types.ts, in order')
 for (const [providerType, adapter] of Object.entries(registry)) {
   if (adapter.providerType !== providerType) throw new Error(`the adapter registered as ${providerType} says it is ${adapter.providerType}`)
 }

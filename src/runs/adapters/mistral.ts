@@ -8,7 +8,7 @@ import { fetchWithoutCredential } from './auth-mode.js'
 import { callJson, configString, errorOutcome, isObject, malformed, maxTokens, statusOutcome, traceHeaders, vendorBase } from './outcome.js'
 import { forEachEventData } from './sse-lines.js'
 import { buildPrompt, promptAsText, type Prompt } from './prompt.js'
-import { runToolLoop } from '../../tools/loop.js'
+import { runToolLoop } from './tool-loop.js'
 
 export const MISTRAL_BASE = 'https://api.mistral.ai/v1'
 

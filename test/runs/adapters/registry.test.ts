@@ -3,7 +3,8 @@
 // compile); this test fails if any of them drifts from the registry.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { PROVIDER_TYPES, adapterFor } from '../../../src/runs/adapters/index.js'
+import { adapterFor } from '../../../src/runs/adapters/index.js'
+import { PROVIDER_TYPES } from '../../../src/runs/adapters/provider-types.js'
 import { AUTH_MODES, ProviderType } from '../../../src/agents/schemas.js'
 import { authModeProblem } from '../../../src/runs/adapters/auth-mode.js'
 

@@ -5,8 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { isIP } from 'node:net'
 import fp from 'fastify-plugin'
 import type { AuthMode } from '../config.js'
-import { LOCAL_ADMIN_ID, LOCAL_HANDLE, findPrincipalByKey, type Principal } from '../principals/store.js'
-import { AppError } from './problem.js'
+import { LOCAL_ADMIN_ID, LOCAL_HANDLE, findPrincipalByKey, type Principal } from './store.js'
+import { AppError } from '../http/problem.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,7 +2,7 @@
 // the inbox (src/inbox/items.ts) all ask this function.
 import { normalizeHandle } from '../principals/handles.js'
 import type { Principal } from '../principals/store.js'
-import type { PhaseRun } from './schemas.js'
+import type { PhaseRun, ToolWait } from '../runs/schemas.js'
 
 /**
  * A principal whose handle is in the phase's operatorPool (`@Maria` = `maria`); with an empty pool, any admin or
@@ -21,3 +21,13 @@ export function approversOf(phase: Pick<PhaseRun, 'decisions'>): Set<string> {
   const lastRevise = phase.decisions.findLastIndex((d) => d.decision === 'revise')
   return new Set(phase.decisions.slice(lastRevise + 1).filter((d) => d.decision === 'approve').map((d) => d.principalId))
 }
+
+/** The wait of a call on its phase (its clock's deadlines, whether it escalated), while it has one. */
+export const waitOf = (phase: PhaseRun, callId: string): ToolWait | undefined => phase.toolWaits?.find((w) => w.callId === callId)
+
+/**
+ * The pool rule for one waiting call: the phase's pool; once the call's wait escalated (its escalateAfter ran out,
+ * or no one of the pool exists), any admin too.
+ */
+export const mayAct = (caller: Pick<Principal, 'role' | 'handle'>, phase: PhaseRun, callId: string) =>
+  mayDecide(caller, { operatorPool: phase.operatorPool, escalated: waitOf(phase, callId)?.escalated ?? false })

@@ -10,8 +10,9 @@
 // commit and the job's removal, a job re-added at start-up or by another instance) finds the row and does nothing.
 //
 // The clock is generic over what waits: `ClockKind` names it, the key and the payload carry an optional `callId`,
-// and the effects (machine.ts CLOCK_EFFECTS, tool-calls.ts TOOL_CLOCK_EFFECTS) say what each timer does. Tool
-// approvals and questions (AGENTS.md) run on the same clock, one set of timers per waiting call, keyed
+// and the effects (jobs.ts ALL_CLOCK_EFFECTS: machine.ts CLOCK_EFFECTS for the decision, each call wait's kind
+// file for its own) say what each timer does. Tool approvals and questions (AGENTS.md) run on the same clock, one
+// set of timers per waiting call, keyed
 //
 //   tool_approval:<phaseRunId>/<callId>:<attempt>:<timer>     question:<phaseRunId>/<callId>:<attempt>:<timer>
 //
@@ -26,10 +27,18 @@ import { normalizeHandle } from '../principals/handles.js'
 import { appendEvent } from '../events/store.js'
 import { DEFAULT_PHASE_POLICY, durationMs } from '../cycles/policy.js'
 import { decisionItemOf, toolItemOf } from '../inbox/items.js'
-import { withLockedRun } from './locked.js'
-import type { PhaseRun, Run, ToolWait } from './schemas.js'
-import type { RunSnapshot } from './transitions.js'
-import type { Transition } from './machine.js'
+import { withLockedRun } from '../runs/locked.js'
+import { TOOL_WAIT_KIND, TOOL_WAIT_STATUS, callWaitsWhere } from './kinds.js'
+import type { PhaseRun, Run, ToolWait } from '../runs/schemas.js'
+import type { RunSnapshot } from '../runs/transitions.js'
+import type { Transition } from '../runs/machine.js'
+
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    /** a wait's clock timer (remind, escalate, expire), keyed `<clock>:<phaseRunId>[/<callId>]:<attempt>:<timer>` */
+    'decision.timer': ClockJob
+  }
+}
 
 export const CLOCK_JOB = 'decision.timer'
 
@@ -80,15 +89,9 @@ export async function syncDecisionClocks(t: Transition, run: Run, before: RunSna
   return after
 }
 
-/** The wait kind of a phase status: which calls' clocks run while the phase is in it. */
-export const TOOL_WAIT_KIND: Partial<Record<PhaseRun['status'], ToolWait['kind']>> = { awaiting_tool_approval: 'tool_approval', awaiting_input: 'question' }
-export const TOOL_WAIT_STATUS: Record<ToolWait['kind'], PhaseRun['status']> = { tool_approval: 'awaiting_tool_approval', question: 'awaiting_input' }
-
 /** The calls of the phase's current attempt that wait for an operator in the way `kind` says, oldest first. */
 export async function waitingCallIds(db: Kysely<Database>, phase: PhaseRun, kind: ToolWait['kind']): Promise<string[]> {
-  let query = db.selectFrom('tool_calls').select('id').where('phase_run_id', '=', phase.id).where('attempt', '=', phase.attempts)
-  // tandem.ask_operator (tool-calls.ts ASK_OPERATOR): a question waits while its call runs unfinished.
-  query = kind === 'tool_approval' ? query.where('status', '=', 'awaiting_approval') : query.where('name', '=', 'tandem.ask_operator').where('status', '=', 'running').where('finished_at', 'is', null)
+  const query = db.selectFrom('tool_calls').select('id').where('phase_run_id', '=', phase.id).where('attempt', '=', phase.attempts).where((eb) => callWaitsWhere(eb, kind))
   return (await query.orderBy('id').execute()).map((r) => r.id)
 }
 

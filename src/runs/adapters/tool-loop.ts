@@ -5,12 +5,12 @@
 // model still asking for tools at the last one ends the phase with a problem that says so. What the tools do,
 // where calls are recorded and how the phase waits belongs to the host (src/runs/tool-calls-host.ts).
 import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai'
-import type { AdapterContext, DeliveryOutcome, Usage } from '../runs/adapters/adapter.js'
-import { modelErrorOutcome } from '../runs/adapters/ai-sdk.js'
-import { malformed } from '../runs/adapters/outcome.js'
-import type { Prompt } from '../runs/adapters/prompt.js'
-import type { ToolDefinition } from './definitions.js'
-import { vendorToolNames } from './vendor-names.js'
+import type { AdapterContext, DeliveryOutcome, Usage } from './adapter.js'
+import { modelErrorOutcome } from './ai-sdk.js'
+import { malformed } from './outcome.js'
+import type { Prompt } from './prompt.js'
+import type { ToolDefinition } from '../../tools/definitions.js'
+import { vendorToolNames } from '../../tools/vendor-names.js'
 
 /**
  * What the loop has done so far: the messages (the prompt first), the tokens used, the model steps taken, and the
