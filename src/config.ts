@@ -2,7 +2,8 @@
 import { isIP } from 'node:net'
 import { parseCidr } from './net/egress.js'
 import { defaultHeldLimits } from './http/rate-limit-slots.js'
-import { parseTracing, type TracingSettings } from './tracing/settings.js'
+import { ConfigError } from './config-error.js'
+import { parseTracing, type TracingSettings } from './tracing-settings.js'
 
 export type AuthMode = 'local' | 'required'
 
@@ -108,12 +109,7 @@ export interface RunsConfig {
   pollIntervalMs: number
 }
 
-export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`${variable}: ${problem}`)
-    this.name = 'ConfigError'
-  }
-}
+export { ConfigError }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 

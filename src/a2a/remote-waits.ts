@@ -10,7 +10,9 @@ import { withLockedRun } from '../runs/locked.js'
 import { persistRun } from '../runs/machine.js'
 import { markRouteCalls } from '../runs/store.js'
 import { snapshotOf } from '../runs/transitions.js'
-import { ASK_OPERATOR, NO_ANSWER, callsOfTask, recordToolCallEvent, waitingStatus, type ToolCallRow } from '../runs/tool-calls.js'
+import { callsOfTask, recordToolCallEvent, type ToolCallRow } from '../runs/tool-calls.js'
+import { ASK_OPERATOR, waitingStatus } from '../waits/kinds.js'
+import { NO_ANSWER } from '../waits/question.js'
 
 export type QuestionState = { open: true } | { answer: string; callId: string } | null
 

@@ -10,7 +10,7 @@ import { JsonRpcTransportHandler, ServerCallContext, type A2ARequestHandler } fr
 import { A2AError, VersionNotSupportedError } from '@a2a-js/sdk/errors'
 import { Uuid } from '../http/schemas.js'
 import { AppError, notFound } from '../http/problem.js'
-import { authentication } from '../http/auth.js'
+import { authentication } from '../principals/auth.js'
 import { rateLimits } from '../http/rate-limit.js'
 import { openEventStream } from '../http/event-stream.js'
 import { traceparentFor } from '../http/trace.js'

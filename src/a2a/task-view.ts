@@ -6,7 +6,7 @@ import { Role, TaskState, type Artifact, type Message, type Task, type TaskStatu
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { PhaseRun, Run } from '../runs/schemas.js'
-import { mayDecide } from '../runs/pool.js'
+import { mayDecide } from '../waits/who.js'
 import { normalizeHandle } from '../principals/handles.js'
 import type { Principal } from '../principals/store.js'
 

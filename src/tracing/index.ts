@@ -14,7 +14,7 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { parseTraceparent, traceparentFor } from '../http/trace.js'
 import { dbContext } from '../db/context.js'
 import { onInsightEvent, type InsightEvent } from '../insights/events.js'
-import type { TracingSettings } from './settings.js'
+import type { TracingSettings } from '../tracing-settings.js'
 import { BoundedBatchProcessor } from './processor.js'
 import { ChosenIdGenerator, derivedSpanId } from './ids.js'
 import { spansOfTask } from './task-spans.js'

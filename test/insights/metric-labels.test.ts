@@ -2,7 +2,7 @@
 // id, the next is `_other`; an agent already seen keeps its label.
 import { it } from 'node:test'
 import assert from 'node:assert/strict'
-import { agentLabels } from '../../src/metrics/insights.js'
+import { agentLabels } from '../../src/insights/metrics.js'
 
 it('keeps at most the limit of agent ids as labels, then _other', () => {
   const label = agentLabels(2)

@@ -3,7 +3,7 @@
 // scorecards never read a run document. This migration creates them and fills them for the runs that exist.
 // Frozen once landed.
 import type { Kysely } from 'kysely'
-import { rollupOfRun } from '../../insights/rollup-rows.js'
+import { rollupOfRun } from './0095_insights_rollup.js'
 
 const FIGURES = [
   'gated', 'answered', 'approved', 'revised', 'rejected', 'expired', 'overridden', 'tool_auto', 'tool_approved', 'tool_denied', 'tool_failed',

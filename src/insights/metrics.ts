@@ -5,7 +5,7 @@
 import client from 'prom-client'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
-import { onInsightEvent } from '../insights/events.js'
+import { onInsightEvent } from './events.js'
 
 // 1 s … 7 d: a person answers in seconds, hours or days.
 const WAIT_BUCKETS = [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 86400, 3 * 86400, 7 * 86400]

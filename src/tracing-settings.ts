@@ -1,6 +1,6 @@
 // Traces are on when an OTLP endpoint is set (the standard OpenTelemetry variables), off otherwise; read with the
 // rest of the configuration, so a bad protocol stops start-up naming the variable. Nothing of the SDK is loaded here.
-import { ConfigError } from '../config.js'
+import { ConfigError } from './config-error.js'
 
 export interface TracingSettings {
   /** The traces URL: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
