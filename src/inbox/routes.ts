@@ -2,7 +2,7 @@
 // and claims on items. Agent keys are refused by authentication (no route here declares `agentKeys`).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
-import { Page, PageQuery, ProblemResponses } from '../http/schemas.js'
+import { Page, ProblemResponses } from '../http/schemas.js'
 import { decodeCursor, toPage } from '../http/pagination.js'
 import { AppError, notFound } from '../http/problem.js'
 import { findRun } from '../runs/store.js'
@@ -11,7 +11,7 @@ import { openEventStream } from '../http/event-stream.js'
 import { claimItem, releaseItem } from './claims.js'
 import { decisionItemOf, inboxOf, mayAct, mayDecide, phaseToolItems, sortKey } from './items.js'
 import { InboxConnection } from './live.js'
-import { ClaimParams, InboxItem } from './schemas.js'
+import { ClaimParams, InboxItem, InboxQuery } from './schemas.js'
 
 const CURSOR_KEY = /^[^|]{1,40}\|[^|]{1,40}\|[a-z_]+:[0-9a-f-]{36}:[^|]{0,200}$/
 
@@ -24,14 +24,18 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         operationId: 'getInbox', tags: ['inbox'], summary: 'What waits for me: soonest deadline first, then oldest',
-        description: 'An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Agent keys: 403.',
-        querystring: PageQuery, response: { 200: Page(InboxItem), ...ProblemResponses },
+        description: 'An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Narrow with `kind`, `streamId` and `claimed=me`. Agent keys: 403.',
+        querystring: InboxQuery, response: { 200: Page(InboxItem), ...ProblemResponses },
       },
     },
     async (request) => {
       const limit = request.query.limit ?? 50
       const after = decodeCursor(request.query.cursor, (key) => CURSOR_KEY.test(key))
-      const items = await inboxOf(db, request.principal)
+      const { kind, streamId, claimed } = request.query
+      const items = (await inboxOf(db, request.principal)).filter((item) =>
+        (kind === undefined || item.kind === kind) &&
+        (streamId === undefined || item.streamId === streamId.toLowerCase()) &&
+        (claimed === undefined || item.claimedBy === request.principal.handle))
       const rest = after === undefined ? items : items.filter((item) => sortKey(item) > after)
       return toPage(rest.slice(0, limit + 1), limit, sortKey)
     },

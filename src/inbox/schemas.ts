@@ -1,6 +1,6 @@
 // Inbox shapes (OPERATORS.md "The inbox").
 import Type, { type Static } from 'typebox'
-import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { Nullable, PageQuery, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 
 export const INBOX_KINDS = ['decision', 'tool_approval', 'question'] as const
 
@@ -28,3 +28,14 @@ export const InboxItem = Type.Object(
 export type InboxItem = Static<typeof InboxItem>
 
 export const ClaimParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
+
+/** GET /api/me/inbox: a page, narrowed by kind, stream and (claimed=me) the caller's claims; anything else a 400. */
+export const InboxQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    kind: Type.Optional(StringEnum(INBOX_KINDS, { description: 'only items of this kind' })),
+    streamId: Type.Optional(Uuid),
+    claimed: Type.Optional(StringEnum(['me'], { description: 'me: only the items the caller has claimed' })),
+  },
+  { additionalProperties: false },
+)

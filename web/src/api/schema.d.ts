@@ -605,7 +605,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the runs of a stream, oldest first */
+        /** List the runs of a stream, oldest first (`order=desc`: newest first) */
         get: operations["listRuns"];
         put?: never;
         post?: never;
@@ -646,6 +646,26 @@ export interface paths {
          * @description Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`. Who may cancel: the principal who started the run, the operatorPool of a phase it waits on (as for deciding), or an admin; anyone else 403.
          */
         post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed or canceled run
+         * @description A new run of the same stream, cycle, trigger name, `input` and `depth`, with the phases and policy the retried run had, `trigger: { kind: "manual", id: null }`, started by the caller; it carries `retryOf`, and the retried run `retriedBy` (set in the same transaction). A run is retried once: again is a 409 `already-retried` naming `retriedBy`; a run that is neither failed nor canceled is a 409 `run-not-retryable`. No body, or `{}`. Honours `Idempotency-Key`.
+         */
+        post: operations["retryRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -758,7 +778,7 @@ export interface paths {
         };
         /**
          * What waits for me: soonest deadline first, then oldest
-         * @description An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Agent keys: 403.
+         * @description An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Narrow with `kind`, `streamId` and `claimed=me`. Agent keys: 403.
          */
         get: operations["getInbox"];
         put?: never;
@@ -825,7 +845,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a stream trigger (cron in an IANA time zone)
-         * @description Each tick fires the trigger once, across instances and restarts; ticks missed while no instance ran fire once, at start-up, as the latest missed tick.
+         * @description Each tick fires the trigger once, across instances and restarts; ticks missed while no instance ran fire once, at start-up, as the latest missed tick. Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name (it is saved all the same).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -868,7 +888,7 @@ export interface paths {
         put?: never;
         /**
          * Fire a stream trigger on matching new messages
-         * @description Every given field of `match` must hold (at least one is needed). The run's input is `{ message: { id, text, authorId, authorType } }`. Loop guard: see docs/operators.md.
+         * @description Every given field of `match` must hold (at least one is needed). The run's input is `{ message: { id, text, authorId, authorType } }`. Loop guard: see docs/operators.md. Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name.
          */
         post: operations["createMessageTrigger"];
         delete?: never;
@@ -906,7 +926,7 @@ export interface paths {
         put?: never;
         /**
          * Create an inbound hook that fires a stream trigger (admins)
-         * @description Answers the hook's URL and its `whsec_` secret, shown this once. Calls to the URL need no API key: they are signed with the secret (Standard Webhooks).
+         * @description Answers the hook's URL and its `whsec_` secret, shown this once. Calls to the URL need no API key: they are signed with the secret (Standard Webhooks). Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name.
          */
         post: operations["createInboundHook"];
         delete?: never;
@@ -1376,8 +1396,8 @@ export interface components {
             /** @description never returned; stored encrypted */
             secret: string;
         };
-        /** CreatedInboundHook */
-        CreatedInboundHook: {
+        /** CreatedInboundHookWithWarnings */
+        CreatedInboundHookWithWarnings: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1392,6 +1412,68 @@ export interface components {
             createdAt: string;
             /** @description whsec_…: shown this once */
             secret: string;
+            /** @description no-matching-cycle: no saved cycle of the stream has this trigger name yet, so firing it starts no run */
+            warnings?: components["schemas"]["DraftWarning"][];
+        };
+        /** CreatedMessageTrigger */
+        CreatedMessageTrigger: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            triggerName: string;
+            match: {
+                mention: string | null;
+                prefix: string | null;
+                /** @enum {string|null} */
+                authorType: "principal" | "agent" | null;
+            };
+            createdBy: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /** @description no-matching-cycle: no saved cycle of the stream has this trigger name yet, so firing it starts no run */
+            warnings?: components["schemas"]["DraftWarning"][];
+        };
+        /** CreatedSchedule */
+        CreatedSchedule: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            triggerName: string;
+            cron: string;
+            timezone: string;
+            /** @description the input of the runs it starts: any JSON object, at most 64 KiB */
+            input: {
+                [key: string]: unknown;
+            };
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            nextRunAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            lastRunAt: string | null;
+            createdBy: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            updatedAt: string;
+            /** @description no-matching-cycle: no saved cycle of the stream has this trigger name yet, so firing it starts no run */
+            warnings?: components["schemas"]["DraftWarning"][];
         };
         /** CreateInboundHook */
         CreateInboundHook: {
@@ -2064,6 +2146,8 @@ export interface components {
                 pointer: string;
                 detail: string;
             }[];
+            /** @description already-retried: the run that retried this one */
+            retriedBy?: string;
         };
         /** QuestionAnswer */
         QuestionAnswer: {
@@ -2136,6 +2220,10 @@ export interface components {
             usage?: components["schemas"]["Usage"];
             /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
             costUsd?: number | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retryOf?: string | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retriedBy?: string | null;
         };
         /** RunCreatedEvent */
         RunCreatedEvent: {
@@ -2236,6 +2324,10 @@ export interface components {
             usage?: components["schemas"]["Usage"];
             /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
             costUsd?: number | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retryOf?: string | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retriedBy?: string | null;
             phases: components["schemas"]["PhaseSummary"][];
         };
         /**
@@ -8592,6 +8684,8 @@ export interface operations {
                 status?: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
                 limit?: number;
                 cursor?: string;
+                /** @description asc (the default): oldest first; desc: newest first */
+                order?: "asc" | "desc";
             };
             header?: never;
             path: {
@@ -8830,6 +8924,122 @@ export interface operations {
         responses: {
             /** @description Default Response */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9528,6 +9738,12 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                /** @description only items of this kind */
+                kind?: "decision" | "tool_approval" | "question";
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId?: string;
+                /** @description me: only the items the caller has claimed */
+                claimed?: "me";
             };
             header?: never;
             path?: never;
@@ -10115,7 +10331,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Schedule"];
+                    "application/json": components["schemas"]["CreatedSchedule"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -10689,7 +10905,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MessageTrigger"];
+                    "application/json": components["schemas"]["CreatedMessageTrigger"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -11033,7 +11249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreatedInboundHook"];
+                    "application/json": components["schemas"]["CreatedInboundHookWithWarnings"];
                 };
             };
             /** @description RFC 9457 problem details */
