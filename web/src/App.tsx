@@ -1,19 +1,22 @@
 // The console's shell: header (navigation, who is signed in, the theme, shortcuts), the command palette,
 // and the routes of CONSOLE.md.
+import { lazy, Suspense } from 'react'
 import { Link, Route, Switch, useRoute } from 'wouter'
 import { AuthGate, useAuth } from './auth'
 import { ErrorBoundary } from './boundary'
-import { InboxLink, InboxPage } from './inbox'
+import { InboxLink } from './inbox'
+import { InboxPage } from './views/InboxPage'
 import { useCommands } from './palette'
 import { ThemeToggle } from './theme'
 import { StreamsPage } from './views/Streams'
 import { StreamPage } from './views/Stream'
 import { AgentsPage } from './views/Agents'
 import { CredentialsPage } from './views/Credentials'
+const McpServersPage = lazy(() => import('./views/McpServersPage').then((m) => ({ default: m.McpServersPage })))
 
 function NavLink({ href, children }: { href: string; children: string }) {
   const [active] = useRoute(href === '/' ? '/' : href)
-  const [inStream] = useRoute('/streams/:id')
+  const [inStream] = useRoute('/streams/*')
   return <Link href={href} aria-current={active || (href === '/' && inStream) ? 'page' : undefined}>{children}</Link>
 }
 
@@ -29,6 +32,7 @@ function Header({ openPalette, openShortcuts }: { openPalette: () => void; openS
           <li><NavLink href="/">Streams</NavLink></li>
           <li><NavLink href="/agents">Agents</NavLink></li>
           <li><NavLink href="/credentials">Credentials</NavLink></li>
+          <li><NavLink href="/mcp-servers">MCP servers</NavLink></li>
           <InboxLink current={inInbox} />
         </ul>
         <ul>
@@ -53,6 +57,8 @@ function Shell() {
           <Switch>
             <Route path="/" component={StreamsPage} />
             <Route path="/streams/:id">{(params) => <StreamPage id={params.id} />}</Route>
+            <Route path="/streams/:id/runs/:runId">{(params) => <StreamPage key={params.runId} id={params.id} runId={params.runId} />}</Route>
+            <Route path="/mcp-servers"><Suspense fallback={<p aria-busy="true">Loading…</p>}><McpServersPage /></Suspense></Route>
             <Route path="/agents" component={AgentsPage} />
             <Route path="/credentials" component={CredentialsPage} />
             <Route path="/inbox" component={InboxPage} />
