@@ -246,7 +246,7 @@ function Filters({ filters, set }: ReturnType<typeof useFilters>) {
         <option value="question">Questions</option>
       </select>
       <label htmlFor={`${id}-stream`}>Stream</label>
-      <input id={`${id}-stream`} role="combobox" list={`${id}-streams`} value={text} onChange={(e) => pick(e.target.value)} aria-describedby={`${id}-stream-hint`} />
+      <input id={`${id}-stream`} list={`${id}-streams`} value={text} onChange={(e) => pick(e.target.value)} aria-describedby={`${id}-stream-hint`} />
       <datalist id={`${id}-streams`}>{streams.data?.map((s) => <option key={s.id} value={s.name} />)}</datalist>
       <span id={`${id}-stream-hint`} className="muted small">{filters.stream ? '' : 'all streams'}</span>
       {filters.stream ? <button type="button" className="ghost small" onClick={() => pick('')}>Any stream</button> : null}
