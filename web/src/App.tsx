@@ -1,5 +1,5 @@
 // The console's shell: header (navigation, who is signed in, the theme, shortcuts), the command palette,
-// and the routes of CONSOLE.md.
+// and the routes of docs/console.md.
 import { lazy, Suspense } from 'react'
 import { Link, Route, Switch, useRoute } from 'wouter'
 import { AuthGate, useAuth } from './auth'

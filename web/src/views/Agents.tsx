@@ -1,4 +1,4 @@
-// `/agents`: list, create, edit and delete agents, every field of spec 2.2 with its limits; a 400's pointers
+// `/agents`: list, create, edit and delete agents, every field of docs/api-contract.md with its limits; a 400's pointers
 // are shown beside the fields they name. A new agent may start from a template, an avatar is uploaded as an
 // asset, and a provider/authMode combination that cannot work is named before saving.
 import { useEffect, useState, type FormEvent } from 'react'

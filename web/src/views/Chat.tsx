@@ -109,7 +109,7 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
   const mine = me?.principalId === message.authorId
   const agent = message.authorType === 'agent'
   const author = agent ? agentLabel(message.authorId) : personLabel(message.authorId, mine, me?.handle)
-  // Streaming answers (AGENTS.md): "streaming" while the agent writes, "failed" when its attempt failed.
+  // Streaming answers (docs/agents-and-vendors.md): "streaming" while the agent writes, "failed" when its attempt failed.
   const status = (message as { status?: string }).status ?? 'complete'
   const streaming = status === 'streaming'
   const live = useLiveText(message.id)

@@ -50,7 +50,7 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
   const [draft, setDraft] = useState<Draft | null>(null)
   // What the editor shows: the draft as drafted, then as the person changes it.
   const [cycle, setCycle] = useState<CycleDefinition | null>(null)
-  // The decision policy is not part of a draft (OPERATORS.md): kept beside it and sent only with Save cycle.
+  // The decision policy is not part of a draft (docs/operators.md): kept beside it and sent only with Save cycle.
   const [policy, setPolicy] = useState<Policy>({})
   const [warnings, setWarnings] = useState<SaveWarning[]>([])
   const drafting = useMutation({

@@ -1,4 +1,4 @@
-// A saved cycle's decision policy (OPERATORS.md "Decision policies"): for the whole cycle, remind, escalate
+// A saved cycle's decision policy (docs/operators.md "Decision policies"): for the whole cycle, remind, escalate
 // and expire after a duration, what expiry decides, and the quorum; per gated phase, overrides of the same
 // fields. Durations are ISO 8601 (PT5S to P90D); "30m", "4h", "1d" are accepted and written out as ISO.
 // A 400's pointers (/policy/decision/remindAfter, /policy/phases/<id>/quorum) are shown beside their fields.

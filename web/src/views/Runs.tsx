@@ -228,7 +228,7 @@ export function waitingFor(run: { status: string; phases: Array<{ status: string
   return undefined
 }
 
-/** Token usage and cost (AGENTS.md "Usage"), where the service reports them: on runs and phases. */
+/** Token usage and cost (docs/agents-and-vendors.md "Usage"), where the service reports them: on runs and phases. */
 interface Metered { usage?: { inputTokens: number; outputTokens: number } | null; costUsd?: number | null }
 const tokens = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 })
 const dollars = new Intl.NumberFormat(undefined, { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 4 })
@@ -245,7 +245,7 @@ export function Usage({ of }: { of: object }) {
   )
 }
 
-/** A quorum's progress (OPERATORS.md), shown when more than one approval is needed. */
+/** A quorum's progress (docs/operators.md), shown when more than one approval is needed. */
 function Approvals({ phase }: { phase: PhaseRun }) {
   const approvals = (phase as { approvals?: { have: number; need: number } | null }).approvals
   if (!approvals || approvals.need <= 1) return null
