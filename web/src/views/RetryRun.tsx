@@ -7,7 +7,7 @@ import { ErrorMessage } from '../ui'
 
 export const mayRetry = (run: Pick<Run, 'status'> & { retriedBy?: string | null }) => (run.status === 'failed' || run.status === 'canceled') && !run.retriedBy
 
-export function RetryRunButton({ run, onRetried, className = 'small' }: { run: Run; onRetried?: (runId: string) => void; className?: string }) {
+export function RetryRunButton({ run, onRetried, className = 'secondary small' }: { run: Run; onRetried?: (runId: string) => void; className?: string }) {
   const queryClient = useQueryClient()
   const key = useRef(crypto.randomUUID())
   const retry = useMutation({
