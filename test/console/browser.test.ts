@@ -336,7 +336,7 @@ test('the console in Chromium', async (t) => {
         // Cron in words: a preset fills the expression, and typed words update as one types.
         await schedules.getByRole('combobox', { name: 'Repeats' }).selectOption({ label: 'Every minute' })
         assert.equal(await schedules.getByRole('textbox', { name: 'Cron' }).inputValue(), '* * * * *')
-        await schedules.getByText('Every minute', { exact: true }).waitFor(WAIT)
+        await schedules.locator('p', { hasText: /^Every minute$/ }).waitFor(WAIT)
         await schedules.getByRole('textbox', { name: 'Cron' }).fill('0 9 * * 1-5')
         await schedules.getByText('At 09:00, Monday through Friday').waitFor(WAIT)
         // A bad cron and time zone: each error beside its field, nothing stored.
