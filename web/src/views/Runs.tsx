@@ -167,6 +167,9 @@ function RunDetails({ run, id }: { run: Run; id: string }) {
 
 const DECIDED: Record<string, string> = { approve: 'approved', revise: 'asked for changes', reject: 'rejected' }
 
+/** Where a decision was taken ("api", "console", "mcp"), where the service records it. */
+const via = (decision: object) => (decision as { via?: string }).via
+
 export function DecisionHistory({ phase }: { phase: PhaseRun }) {
   if (phase.decisions.length === 0) return null
   return (
@@ -174,7 +177,7 @@ export function DecisionHistory({ phase }: { phase: PhaseRun }) {
       {phase.decisions.map((d, i) => (
         <li key={i}>
           <StatusBadge status={d.decision} />
-          <span><strong>{d.handle ? `@${d.handle}` : shortId(d.principalId)}</strong> {DECIDED[d.decision]}{d.note ? `: “${d.note}”` : ''}</span>
+          <span><strong>{d.handle ? `@${d.handle}` : shortId(d.principalId)}</strong> {DECIDED[d.decision]}{d.note ? `: “${d.note}”` : ''}{via(d) ? <span className="muted"> via {via(d)}</span> : null}</span>
           <span className="muted"><RelativeTime iso={d.at} /></span>
         </li>
       ))}
