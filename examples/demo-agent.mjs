@@ -33,6 +33,12 @@ try {
 const answered = new Map()
 const REMEMBERED = 1000
 
+const QUOTE_LIMIT = 200
+const oneLine = (text, limit) => {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat
+}
+
 /** The agent's work. A real agent would call a model or a tool here; this one says what it was given. */
 function answerTask(task) {
   const lines = [`Demo agent: I read the phase "${task.phase.phaseName}".`]
@@ -40,8 +46,10 @@ function answerTask(task) {
   if (task.phase.feedback) lines.push(`Feedback taken into account: ${task.phase.feedback}`)
   const input = task.run.input ?? {}
   if (Object.keys(input).length > 0) lines.push(`Input: ${JSON.stringify(input)}`)
-  const latest = task.messages?.at(-1)
-  if (latest?.text) lines.push(`Latest message in the stream: ${latest.text}`)
+  // A person's latest message, never an agent's: quoting its own earlier answers would nest them, and each
+  // run's answer would grow. Cut to one short line.
+  const latest = task.messages?.filter((message) => message.authorType !== 'agent').at(-1)
+  if (latest?.text) lines.push(`Latest message in the stream: ${oneLine(latest.text, QUOTE_LIMIT)}`)
   return { output: { text: lines.join('\n') } }
 }
 

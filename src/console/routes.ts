@@ -24,7 +24,7 @@ export const CONSOLE_CSP = [
 ].join('; ')
 
 /** The console's own routes; everything else (/api, /docs, /openapi.json, /healthz, /metrics) answers for itself. */
-export const SPA_ROUTES = ['/', '/streams/:id', '/agents', '/credentials', '/inbox', '/insights', '/insights/agents/:id']
+export const SPA_ROUTES = ['/', '/streams/:id', '/streams/:id/runs/:runId', '/agents', '/credentials', '/inbox', '/mcp-servers', '/insights', '/insights/agents/:id']
 
 export interface ConsoleOptions {
   /** The built console (defaults to web/dist); tests point elsewhere. */

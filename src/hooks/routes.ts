@@ -2,6 +2,7 @@
 // `inboundHookRoutes` (under /hooks, no API key): POST /hooks/{hookId}, verified with the hook's own secret by
 // the Standard Webhooks library, replay-safe by webhook-id, at most 64 KiB, rate-limited per hook. Nothing
 // else answers under /hooks.
+import { noCycleWarnings, WithWarnings } from '../triggers/no-cycle.js'
 import type { FastifyError } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
@@ -40,9 +41,9 @@ export const hookAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { idempotent: true, adminOnly: ADMIN_ONLY, withheldOnReplay: ['secret'] },
       schema: {
         operationId: 'createInboundHook', tags: ['hooks'], summary: 'Create an inbound hook that fires a stream trigger (admins)',
-        description: 'Answers the hook\'s URL and its `whsec_` secret, shown this once. Calls to the URL need no API key: they are signed with the secret (Standard Webhooks).',
+        description: 'Answers the hook\'s URL and its `whsec_` secret, shown this once. Calls to the URL need no API key: they are signed with the secret (Standard Webhooks). Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name.',
         params: StreamIdParams, body: Type.Object({ triggerName: TriggerName }, { additionalProperties: false, title: 'CreateInboundHook' }),
-        response: { 201: CreatedHook, ...ProblemResponses },
+        response: { 201: WithWarnings(CreatedHook, 'CreatedInboundHookWithWarnings'), ...ProblemResponses },
       },
     },
     async (request, reply) => {
@@ -50,9 +51,10 @@ export const hookAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const created = await reply.withTransaction(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
         await requireRoomOnStream(trx, 'inbound_hooks', stream.id, 'inbound hooks')
-        return insertHook(trx, app.vault, { workspaceId, streamId: stream.id, triggerName: request.body.triggerName, createdBy: principalId })
+        const hook = await insertHook(trx, app.vault, { workspaceId, streamId: stream.id, triggerName: request.body.triggerName, createdBy: principalId })
+        return { ...hook, ...(await noCycleWarnings(trx, workspaceId, stream.id, request.body.triggerName)) }
       })
-      return reply.code(201).send({ ...toHook(created.row, publicBase(app)), secret: created.secret })
+      return reply.code(201).send({ ...toHook(created.row, publicBase(app)), secret: created.secret, ...(created.warnings ? { warnings: created.warnings } : {}) })
     },
   )
 

@@ -25,6 +25,8 @@ const KINDS = {
   'not-awaiting-approval': { status: 409, title: 'The tool call is not awaiting an approval' },
   'not-awaiting-input': { status: 409, title: 'The phase is not waiting for an answer' },
   'too-many-runs': { status: 409, title: 'The trigger would start too many runs' },
+  'run-not-retryable': { status: 409, title: 'Only a failed or canceled run can be retried' },
+  'already-retried': { status: 409, title: 'The run has already been retried' },
   'too-many-attempts': { status: 422, title: 'The phase has had as many attempts as it may' },
   'task-closed': { status: 409, title: 'The task no longer takes an answer' },
   'message-streaming': { status: 409, title: 'The message is still being streamed by its agent' },
@@ -74,6 +76,8 @@ export class AppError extends Error {
     detail: string,
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
+    /** Extension members of the problem document (e.g. `retriedBy`), each declared in the Problem schema. */
+    readonly extensions?: Record<string, string>,
   ) {
     super(detail)
     this.name = 'AppError'
@@ -212,7 +216,7 @@ export const problemDetails = fp(
 
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
-    return sendProblem(reply, toProblem(error.kind, error.message, error.errors), error.headers)
+    return sendProblem(reply, { ...toProblem(error.kind, error.message, error.errors), ...error.extensions }, error.headers)
   }
   const known = classify(error)
   if (known) return sendProblem(reply, toProblem(known.kind, known.detail, known.errors))

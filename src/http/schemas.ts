@@ -50,6 +50,7 @@ export const Problem = Type.Object(
     status: Type.Integer(),
     detail: Type.String(),
     errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
+    retriedBy: Type.Optional(Type.String({ description: 'already-retried: the run that retried this one' })),
   },
   { description: 'RFC 9457 problem details', title: 'Problem' },
 )

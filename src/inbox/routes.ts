@@ -25,7 +25,7 @@ export const inboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         operationId: 'getInbox', tags: ['inbox'], summary: 'What waits for me: soonest deadline first, then oldest',
-        description: 'An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Agent keys: 403.',
+        description: 'An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Narrow with `kind`, `streamId` and `claimed=me`. Agent keys: 403.',
         querystring: InboxQuery, response: { 200: Page(InboxItem), ...ProblemResponses },
       },
     },

@@ -150,6 +150,11 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   }
 }
 
+/** A task that fails its phase is logged at info (the run and chat show it too): never silent. The detail is scrubbed of the secret. */
+function logTaskFailed(app: FastifyInstance, task: TaskRow, code: string, detail: string) {
+  app.log.info({ runId: task.run_id, phaseRunId: task.phase_run_id, taskId: task.id, agentId: task.agent_id, problem: code }, `a task failed its phase (${code}): ${detail}`)
+}
+
 export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdown: AbortSignal): Promise<void> {
   const { db, dialect } = app.database
   const settings = app.config.runs
@@ -191,6 +196,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       return settle({ output: outcome.output, usage, streamed: (result.streams ?? true) || job.dispatch > 1 })
     }
     case 'failed':
+      logTaskFailed(app, open, outcome.code, scrub(outcome.detail, secret))
       return settle({ problem: runProblem(outcome.code, scrub(outcome.detail, secret)) })
     case 'accepted':
       // The agent answers later (the result route): from now on the task waits on its time-out.
@@ -210,6 +216,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
     case 'retry': {
       if (outcome.kind === 'retry' && job.dispatch >= settings.dispatchAttempts) {
         const detail = `No delivery succeeded after ${job.dispatch} attempt${job.dispatch === 1 ? '' : 's'}; the last: ${scrub(outcome.detail, secret)}.`
+        logTaskFailed(app, open, 'agent-unreachable', detail)
         return settle({ problem: runProblem('agent-unreachable', detail) })
       }
       const next: DeliveryJob =

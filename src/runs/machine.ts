@@ -109,8 +109,13 @@ async function postMessage(t: Transition, run: Run, authorId: string, authorType
 /** A new run of a saved cycle: its phases copied, its first phase begun (a cycle without phases succeeds at once). */
 export async function createRun(
   t: Transition,
-  input: { cycle: SavedCycle; input: Record<string, unknown>; createdBy: string; trigger?: RunTrigger; depth?: number },
+  input: { cycle: Pick<SavedCycle, 'id' | 'streamId' | 'triggerName' | 'phasesTemplate' | 'policy'>; input: Record<string, unknown>; createdBy: string; trigger?: RunTrigger; depth?: number },
+  retried?: Run,
 ): Promise<Run> {
+  // A retry copies the phases and policy the retried run had (its cycle may have changed since).
+  const template = retried
+    ? retried.phases.map((p) => ({ phase: { id: p.phaseId, phaseName: p.phaseName, agentId: p.agentId, goal: p.goal, instructions: p.instructions, autoAdvance: p.autoAdvance, operatorPool: p.operatorPool }, policy: p.policy ?? resolvePhasePolicy(null, p.phaseId) }))
+    : input.cycle.phasesTemplate.map((phase) => ({ phase, policy: resolvePhasePolicy(input.cycle.policy, phase.id) }))
   const run: Run = {
     id: newId(),
     streamId: input.cycle.streamId,
@@ -125,8 +130,7 @@ export async function createRun(
     startedAt: null,
     finishedAt: null,
     error: null,
-    phases: input.cycle.phasesTemplate.map((phase, index) => {
-      const policy = resolvePhasePolicy(input.cycle.policy, phase.id)
+    phases: template.map(({ phase, policy }, index) => {
       return {
       id: newId(),
       phaseId: phase.id,
@@ -154,6 +158,8 @@ export async function createRun(
     }),
     usage: null,
     costUsd: null,
+    retryOf: retried?.id ?? null,
+    retriedBy: null,
   }
   // The first phase begins in the same transaction (no start job), and run.created shows the run begun. Its
   // task is written after the run's row (which it refers to), so that the row is inserted once, as it ends.

@@ -13,7 +13,7 @@ import { requireStream } from '../streams/store.js'
 import { CycleParams } from '../cycles/schemas.js'
 import { hashToken, newToken } from './machine.js'
 import { claimOldestTask, findRun, listRuns } from './store.js'
-import { cancel, checkRunInput, decidePhase, fireTrigger, startRun, type Actor, type Caller } from './service.js'
+import { cancel, checkRunInput, decidePhase, fireTrigger, retryRun, startRun, type Actor, type Caller } from './service.js'
 import { MAX_RUNS_PER_TRIGGER } from './limits.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
 import { addTaskTools } from './tool-calls-task.js'
@@ -99,7 +99,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'listRuns',
         tags: ['runs'],
-        summary: 'List the runs of a stream, oldest first',
+        summary: 'List the runs of a stream, oldest first (`order=desc`: newest first)',
         params: StreamIdParams,
         querystring: RunsQuery,
         response: { 200: Page(Run), ...ProblemResponses },
@@ -109,7 +109,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { workspaceId } = request.principal
       const stream = await requireStream(db, workspaceId, request.params.streamId)
       const limit = request.query.limit ?? 50
-      const runs = await listRuns(db, workspaceId, stream.id, { status: request.query.status, limit: limit + 1, after: decodeCursor(request.query.cursor) })
+      const runs = await listRuns(db, workspaceId, stream.id, { status: request.query.status, limit: limit + 1, after: decodeCursor(request.query.cursor), desc: request.query.order === 'desc' })
       return toPage(runs, limit)
     },
   )
@@ -139,6 +139,38 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => reply.withTransaction((trx) => cancel({ settings }, trx, callerOf(request), request.params.runId.toLowerCase())),
+  )
+
+  app.post(
+    '/runs/:runId/retry',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'retryRun',
+        tags: ['runs'],
+        summary: 'Retry a failed or canceled run',
+        description:
+          'A new run of the same stream, cycle, trigger name, `input` and `depth`, with the phases and policy the retried run had, `trigger: { kind: "manual", id: null }`, ' +
+          'started by the caller; it carries `retryOf`, and the retried run `retriedBy` (set in the same transaction). A run is retried once: again is a 409 `already-retried` naming `retriedBy`; ' +
+          'a run that is neither failed nor canceled is a 409 `run-not-retryable`. No body, or `{}`. Honours `Idempotency-Key`.',
+        params: RunIdParams,
+        response: { 201: Run, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as unknown
+      if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
+        const keys = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : []
+        throw new AppError('validation-error', 'The body must be empty or {}.', keys.length > 0 ? keys.map((key) => ({ pointer: `/${key}`, detail: 'is not an allowed property' })) : [{ pointer: '', detail: 'must be an empty object' }])
+      }
+      reply.code(201)
+      const run = await reply.withTransaction(async (trx) => {
+        const retried = await retryRun({ settings }, trx, actorOf(request), request.params.runId.toLowerCase())
+        reply.header('location', `/api/runs/${retried.id}`)
+        return retried
+      })
+      return reply.send(run)
+    },
   )
 
   app.post(

@@ -153,6 +153,8 @@ export const Run = Type.Object(
     error: Nullable(RunProblem),
     phases: Type.Array(PhaseRun),
     ...UsageFields,
+    retryOf: Type.Optional(Nullable(Uuid)),
+    retriedBy: Type.Optional(Nullable(Uuid)),
   },
   { title: 'Run' },
 )
@@ -178,6 +180,7 @@ export const RunsQuery = Type.Object(
     status: Type.Optional(StringEnum(RUN_STATUSES)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'asc (the default): oldest first; desc: newest first' })),
   },
   { additionalProperties: false },
 )

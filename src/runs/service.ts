@@ -9,7 +9,8 @@ import { normalizeHandle } from '../principals/handles.js'
 import { requireStream } from '../streams/store.js'
 import { findStreamCycle } from '../cycles/store.js'
 import { cancelRun, createRun, decide, type Decider, type Transition } from './machine.js'
-import { findTriggeredCycles } from './store.js'
+import { findTriggeredCycles, updateRun } from './store.js'
+import { recordRunEvent } from './events.js'
 import { withLockedRun } from './locked.js'
 import type { Run } from './schemas.js'
 import { mayDecide } from '../waits/who.js'
@@ -135,6 +136,30 @@ export async function decidePhase(
       const pointer = result.refused === 'note-required' ? '/note' : '/decision'
       throw new AppError('unprocessable', result.detail, [{ pointer, detail: result.refused === 'note-required' ? 'is required to revise' : 'revise is not possible on people\'s work' }])
     }
+    return run
+  })
+  if (!outcome) throw notFound('Run')
+  return outcome
+}
+
+/**
+ * A new run retrying a failed or canceled one: same stream, cycle, trigger name, input and depth, the phases and
+ * policy the retried run had, started by hand by the caller. The retried run's `retriedBy` is set in the same
+ * transaction (a run.updated), under its lock, so a run is retried once: again is a 409 `already-retried`.
+ */
+export async function retryRun(deps: RunDeps, trx: Kysely<Database>, actor: Actor, runId: string): Promise<Run> {
+  const outcome = await withLockedRun(trx, deps.settings, runId, actor.workspaceId, async (t, old) => {
+    if (old.retriedBy) {
+      throw new AppError('already-retried', `The run was already retried by run ${old.retriedBy}.`, undefined, { location: `/api/runs/${old.retriedBy}` }, { retriedBy: old.retriedBy })
+    }
+    if (old.status !== 'failed' && old.status !== 'canceled') {
+      throw new AppError('run-not-retryable', `Only a failed or canceled run can be retried; this one is ${old.status}.`)
+    }
+    const cycle = { id: old.cycleId, streamId: old.streamId, triggerName: old.triggerName, phasesTemplate: [] }
+    const run = await createRun(transition(deps, trx, actor), { cycle, input: old.input as Record<string, unknown>, createdBy: actor.principalId, depth: old.depth }, old)
+    old.retriedBy = run.id
+    await updateRun(trx, old)
+    await recordRunEvent(trx, t.workspaceId, old, 'run.updated', t.traceparent)
     return run
   })
   if (!outcome) throw notFound('Run')

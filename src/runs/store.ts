@@ -149,12 +149,12 @@ export async function listRuns(
   db: Kysely<Database>,
   workspaceId: string,
   streamId: string,
-  options: { status?: RunStatus; limit: number; after?: string },
+  options: { status?: RunStatus; limit: number; after?: string; desc?: boolean },
 ): Promise<Run[]> {
   let query = db.selectFrom('runs').select('document').where('workspace_id', '=', workspaceId).where('stream_id', '=', streamId)
   if (options.status) query = query.where('status', '=', options.status)
-  if (options.after) query = query.where('id', '>', options.after)
-  const rows = await query.orderBy('id').limit(options.limit).execute()
+  if (options.after) query = query.where('id', options.desc ? '<' : '>', options.after)
+  const rows = await query.orderBy('id', options.desc ? 'desc' : 'asc').limit(options.limit).execute()
   return rows.map((row) => JSON.parse(row.document) as Run)
 }
 

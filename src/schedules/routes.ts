@@ -1,5 +1,6 @@
 // /api schedules (OPERATORS.md "Schedules"): members and admins create, list, read, change and delete the
 // schedules of a stream. Every write re-arms the schedule's job in its own transaction.
+import { noCycleWarnings, WithWarnings } from '../triggers/no-cycle.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { IdParams, Page, PageQuery, ProblemResponses } from '../http/schemas.js'
@@ -39,10 +40,10 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'createSchedule',
         tags: ['schedules'],
         summary: 'Schedule a stream trigger (cron in an IANA time zone)',
-        description: 'Each tick fires the trigger once, across instances and restarts; ticks missed while no instance ran fire once, at start-up, as the latest missed tick.',
+        description: 'Each tick fires the trigger once, across instances and restarts; ticks missed while no instance ran fire once, at start-up, as the latest missed tick. Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name (it is saved all the same).',
         params: StreamIdParams,
         body: CreateScheduleBody,
-        response: { 201: Schedule, ...ProblemResponses },
+        response: { 201: WithWarnings(Schedule, 'CreatedSchedule'), ...ProblemResponses },
       },
     },
     async (request, reply) => {
@@ -63,7 +64,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
         }
         await trx.insertInto('schedules').values(row).execute()
         await armSchedule(trx, row)
-        return toSchedule(row)
+        return { ...toSchedule(row), ...(await noCycleWarnings(trx, workspaceId, stream.id, body.triggerName)) }
       })
       return reply.code(201).header('location', `/api/schedules/${schedule.id}`).send(schedule)
     },

@@ -1,4 +1,5 @@
 // /api message triggers (OPERATORS.md "Message triggers"): members and admins set, list and delete them.
+import { noCycleWarnings, WithWarnings } from './no-cycle.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type, { type Static } from 'typebox'
 import { IdParams, Nullable, ProblemResponses, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
@@ -47,8 +48,8 @@ export const messageTriggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { idempotent: true },
       schema: {
         operationId: 'createMessageTrigger', tags: ['triggers'], summary: 'Fire a stream trigger on matching new messages',
-        description: 'Every given field of `match` must hold (at least one is needed). The run\'s input is `{ message: { id, text, authorId, authorType } }`. Loop guard: see docs/operators.md.',
-        params: StreamIdParams, body: CreateMessageTriggerBody, response: { 201: MessageTrigger, ...ProblemResponses },
+        description: 'Every given field of `match` must hold (at least one is needed). The run\'s input is `{ message: { id, text, authorId, authorType } }`. Loop guard: see docs/operators.md. Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name.',
+        params: StreamIdParams, body: CreateMessageTriggerBody, response: { 201: WithWarnings(MessageTrigger, 'CreatedMessageTrigger'), ...ProblemResponses },
       },
     },
     async (request, reply) => {
@@ -61,7 +62,8 @@ export const messageTriggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const trigger = await reply.withTransaction(async (trx) => {
         const stream = await requireStream(trx, workspaceId, request.params.streamId)
         await requireRoomOnStream(trx, 'message_triggers', stream.id, 'message triggers')
-        return insertMessageTrigger(trx, { workspaceId, streamId: stream.id, triggerName: body.triggerName, match: { mention: mention ?? null, prefix: prefix ?? null, authorType: authorType ?? null }, createdBy: principalId })
+        const created = await insertMessageTrigger(trx, { workspaceId, streamId: stream.id, triggerName: body.triggerName, match: { mention: mention ?? null, prefix: prefix ?? null, authorType: authorType ?? null }, createdBy: principalId })
+        return { ...created, ...(await noCycleWarnings(trx, workspaceId, stream.id, body.triggerName)) }
       })
       return reply.code(201).send(trigger)
     },

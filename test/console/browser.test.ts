@@ -330,8 +330,15 @@ test('the console in Chromium', async (t) => {
       await step(t, current, `${dialect} cycles: schedules, message triggers and inbound hooks of the stream`, async () => {
         const [cycle] = (await send(app, 'GET', `/api/cycles/streams/${streamId}/cycles`)).json().data
         const trigger = cycle.triggerName as string
+        await page.getByRole('tab', { name: 'Automation' }).click()
         const schedules = page.getByRole('region', { name: 'Schedules' })
         await schedules.getByText('No schedules.').waitFor(WAIT)
+        // Cron in words: a preset fills the expression, and typed words update as one types.
+        await schedules.getByRole('combobox', { name: 'Repeats' }).selectOption({ label: 'Every minute' })
+        assert.equal(await schedules.getByRole('textbox', { name: 'Cron' }).inputValue(), '* * * * *')
+        await schedules.locator('p', { hasText: /^Every minute$/ }).waitFor(WAIT)
+        await schedules.getByRole('textbox', { name: 'Cron' }).fill('0 9 * * 1-5')
+        await schedules.getByText('At 09:00, Monday through Friday').waitFor(WAIT)
         // A bad cron and time zone: each error beside its field, nothing stored.
         await schedules.getByRole('combobox', { name: 'Trigger name' }).fill(trigger)
         await schedules.getByRole('textbox', { name: 'Cron' }).fill('61 * * * *')
@@ -346,6 +353,8 @@ test('the console in Chromium', async (t) => {
         await schedules.getByRole('button', { name: 'Add schedule' }).click()
         const entry = schedules.getByRole('list', { name: 'Schedules' }).getByRole('listitem').filter({ hasText: '0 9 * * 1' })
         await entry.getByText(/^next (in |tomorrow|next )/).waitFor(WAIT)
+        await entry.getByText('At 09:00, only on Monday').waitFor(WAIT)
+        assert.equal(await entry.locator('code').textContent(), '0 9 * * 1', 'the expression beside its words')
         const [schedule] = (await send(app, 'GET', `/api/streams/${streamId}/schedules`)).json().data
         assert.deepEqual([schedule.triggerName, schedule.cron, schedule.timezone, schedule.enabled], [trigger, '0 9 * * 1', 'Europe/Paris', true])
         assert.equal(await entry.locator('time').getAttribute('datetime'), schedule.nextRunAt)
@@ -566,14 +575,15 @@ test('the console in Chromium', async (t) => {
         const policy = draft.getByRole('group', { name: 'Decision policy' })
         await policy.getByRole('textbox', { name: 'Remind after' }).fill('1h')
         await policy.getByRole('textbox', { name: 'Remind after' }).press('Tab')
-        assert.equal(await policy.getByRole('textbox', { name: 'Remind after' }).inputValue(), 'PT1H', 'a short duration is written out as ISO 8601')
+        assert.equal(await policy.getByRole('textbox', { name: 'Remind after' }).inputValue(), '1 hour', 'a short duration is read back with its unit spelled out')
+        assert.equal(await policy.getByRole('textbox', { name: 'Remind after' }).getAttribute('title'), 'PT1H', 'the ISO form in its title')
         await phase.getByText('Policy of Sign off').click()
         await phase.getByRole('textbox', { name: 'Expire after' }).fill('PT30M')
         await phase.getByRole('textbox', { name: 'Expire after' }).press('Tab')
         await phase.getByRole('combobox', { name: 'On expiry' }).selectOption('approve')
         await checkPage(page, 'cycles with a decision policy', shots && 'cycles-policy')
         await page.getByRole('button', { name: 'Save cycle' }).click()
-        await page.getByText('Policy: remind after 1 h; 1 phase has its own.').waitFor(WAIT)
+        await page.getByText('Policy: remind after 1 hour; 1 phase has its own.').waitFor(WAIT)
         const [saved] = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/cycles`)).json().data
         assert.deepEqual(saved.policy, { decision: { remindAfter: 'PT1H' }, phases: { [saved.phasesTemplate[0].id]: { expireAfter: 'PT30M', onExpire: 'approve' } } })
         await page.getByRole('button', { name: 'Start run' }).click()
@@ -583,7 +593,7 @@ test('the console in Chromium', async (t) => {
         assert.match((await waiting.locator('.deadlines time').first().getAttribute('title')) ?? '', /\d{4}/)
         await checkPage(page, 'runs with deadlines', shots && 'runs-deadlines')
         await page.getByRole('button', { name: 'Cancel run' }).click()
-        await page.locator('.run-head .status.canceled').waitFor(WAIT)
+        await page.locator('.run-line .status.canceled').waitFor(WAIT)
       })
 
       await step(t, current, `${dialect} tool calls: an approval in the inbox and the stepper, a question answered in the chat`, async () => {
@@ -605,7 +615,8 @@ test('the console in Chromium', async (t) => {
         )
         const run = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}/runs`, {})).json()
         await page.goto('/inbox')
-        const item = page.getByRole('listitem', { name: 'Tool approval: Clean in Tools at work' })
+        await page.getByRole('list', { name: 'Waiting for me' }).getByRole('listitem').filter({ hasText: 'Tool approval' }).filter({ hasText: 'Tools at work' }).waitFor({ timeout: 15000 })
+        const item = page.getByRole('region', { name: 'Details' })
         await item.getByRole('button', { name: 'Deny' }).waitFor({ timeout: 15000 })
         await item.getByRole('button', { name: 'Claim' }).waitFor(WAIT)
         await checkPage(page, 'inbox with a tool approval', shots && 'inbox-tool-approval')
@@ -615,7 +626,7 @@ test('the console in Chromium', async (t) => {
         await call.getByText('awaiting approval').waitFor(WAIT)
         await page.locator('.phase.awaiting_tool_approval .badge.status').getByText('Awaiting tool approval').waitFor(WAIT)
         // The run's header says what it waits for.
-        await page.locator('.run-head .status.waiting').getByText('Waiting for a tool approval', { exact: true }).waitFor(WAIT)
+        await page.locator('.run-line .status.waiting').getByText('Waiting for a tool approval', { exact: true }).waitFor(WAIT)
         await checkPage(page, 'runs with a tool call awaiting approval', shots && 'runs-tool-approval')
         await call.getByRole('button', { name: 'Approve' }).click()
         await call.getByText('@local approved').waitFor({ timeout: 15000 })
@@ -625,7 +636,7 @@ test('the console in Chromium', async (t) => {
         await asks.getByRole('textbox', { name: 'Answer' }).waitFor({ timeout: 15000 })
         await checkPage(page, 'chat with tool calls and a question', shots && 'chat-tools')
         await page.getByRole('tab', { name: 'Runs' }).click()
-        await page.locator('.run-head .status.waiting').getByText('Waiting for an answer', { exact: true }).waitFor(WAIT)
+        await page.locator('.run-line .status.waiting').getByText('Waiting for an answer', { exact: true }).waitFor(WAIT)
         await page.getByRole('tab', { name: 'Chat' }).click()
         await asks.getByRole('textbox', { name: 'Answer' }).fill('No, keep it.')
         await asks.getByRole('button', { name: 'Send answer' }).click()
@@ -662,7 +673,7 @@ test('the console in Chromium', async (t) => {
         // The stepper: the agent by name (never "Agent 78b9243b"), a status badge, numbered once.
         await waiting.locator('.agent-name').getByText('Writer').waitFor(WAIT)
         assert.equal(await waiting.locator('.badge.status').textContent(), 'Awaiting decision')
-        assert.equal(await page.locator('.run-head .status.waiting').textContent(), 'Waiting for a decision')
+        assert.equal(await page.locator('.run-line .status.waiting').textContent(), 'Waiting for a decision')
         assert.equal(await waiting.getByRole('heading', { level: 4 }).textContent(), 'Phase 1: Write reply')
         await checkPage(page, 'runs awaiting a decision', shots && 'runs-awaiting-decision')
         await waiting.getByRole('textbox', { name: 'Note' }).fill('Shorter, please')
@@ -693,7 +704,7 @@ test('the console in Chromium', async (t) => {
         await page.locator('.phase.awaiting_decision').filter({ hasText: 'Final check' }).waitFor(WAIT)
         await page.locator('.phase.succeeded').filter({ hasText: 'Write reply' }).getByText(/^took /).waitFor(WAIT)
         await page.getByRole('button', { name: 'Reject' }).click()
-        await page.locator('.run-head .status.rejected').waitFor(WAIT)
+        await page.locator('.run-line .status.rejected').waitFor(WAIT)
         assert.equal(await page.getByRole('button', { name: 'Cancel run' }).count(), 0, 'a finished run cannot be canceled')
         const [run] = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/runs`)).json().data
         assert.equal(run.status, 'rejected')
@@ -704,7 +715,7 @@ test('the console in Chromium', async (t) => {
         await page.getByRole('button', { name: 'Start run' }).click()
         await page.locator('.phase.awaiting_decision').getByText('Reply draft, attempt 1').waitFor(WAIT)
         await page.getByRole('button', { name: 'Cancel run' }).click()
-        await page.locator('.run-head .status.canceled').waitFor(WAIT)
+        await page.locator('.run-line .status.canceled').waitFor(WAIT)
         const runs = (await send(app, 'GET', `/api/cycles/streams/${stream.id}/runs`)).json().data
         assert.deepEqual(runs.map((r: any) => r.status), ['rejected', 'canceled'])
         await checkPage(page, 'finished runs', shots && 'runs')
@@ -781,11 +792,15 @@ test('the console in Chromium', async (t) => {
 
         // Usage and cost: 1,200 × $3/MTok + 300 × $15/MTok = $0.0081, on the run and on its phase.
         await page.getByRole('tab', { name: 'Runs' }).click()
-        await page.locator('.run-head .status.succeeded').waitFor(WAIT)
+        await page.locator('.run-line .status.succeeded').waitFor(WAIT)
+        // A finished run is one line until opened.
+        const line = page.getByRole('list', { name: 'Runs' }).getByRole('listitem').first()
+        assert.ok(((await line.boundingBox())?.height ?? 100) <= 64, 'a collapsed run is one line (at most 64 px)')
+        await line.getByRole('button', { expanded: false }).click()
         const finished = (await send(app, 'GET', `/api/runs/${run.id}`)).json()
         assert.deepEqual([finished.usage, finished.costUsd], [{ inputTokens: 1200, outputTokens: 300 }, 0.0081])
         const shown = '1.2K in · 300 out tokens · $0.0081'
-        await page.locator('.run > .step-meta .usage').getByText(shown, { exact: true }).waitFor(WAIT)
+        await page.locator('.run-details > .step-meta .usage').getByText(shown, { exact: true }).waitFor(WAIT)
         const phaseUsage = page.locator('.phase').filter({ hasText: 'Answer' }).locator('.usage')
         await phaseUsage.getByText(shown, { exact: true }).waitFor(WAIT)
         assert.equal(await phaseUsage.getAttribute('title'), '1,200 input tokens, 300 output tokens')
@@ -812,7 +827,8 @@ test('the console in Chromium', async (t) => {
         const link = page.getByRole('link', { name: 'Inbox (1)' })
         await link.waitFor(WAIT)
         await link.click()
-        const item = page.getByRole('listitem', { name: 'Decision: Sign off in Approvals' })
+        const item = page.getByRole('region', { name: 'Details' })
+        await page.getByRole('list', { name: 'Waiting for me' }).getByRole('listitem').filter({ hasText: 'Approvals' }).waitFor(WAIT)
         await item.getByText('Sign off the refund of 40 EUR').waitFor(WAIT)
         await item.getByRole('button', { name: 'Claim' }).click()
         await item.getByText('claimed by @local').waitFor(WAIT)
@@ -1067,6 +1083,7 @@ test('the console in Chromium', async (t) => {
       await page.getByRole('link', { name: 'Streams' }).click()
       await page.getByRole('link', { name: 'With a key' }).click()
       await page.getByRole('tab', { name: 'Cycles' }).click()
+      await page.getByRole('tab', { name: 'Automation' }).click()
       await page.getByRole('region', { name: 'Inbound hooks' }).getByText('Only admins see and create inbound hooks.').waitFor(WAIT)
       await page.getByRole('region', { name: 'Schedules' }).getByText('No schedules.').waitFor(WAIT)
       assert.deepEqual(problems, [])

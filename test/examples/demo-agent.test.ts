@@ -55,6 +55,19 @@ describe('the demo agent', () => {
     assert.deepEqual(await (await post(signed(secret))).json(), answer)
   })
 
+  it('quotes the latest person\'s message, never its own earlier answers (answers do not nest and grow)', async () => {
+    const earlier = 'Demo agent: I read the phase "P".\nLatest message in the stream: A customer asks for a refund'
+    const body = JSON.stringify({
+      task: { id: 'task-2' }, run: { id: 'run-2', input: {} }, phase: { phaseName: 'P', instructions: '', feedback: null },
+      messages: [{ authorType: 'principal', text: 'A customer asks for a refund' }, { authorType: 'agent', text: earlier }],
+    })
+    const at = new Date()
+    const headers = { 'content-type': 'application/json', 'webhook-id': 'task-2', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('task-2', at, body) }
+    const answer = (await (await fetch(agent.url, { method: 'POST', headers, body })).json()) as { output: { text: string } }
+    assert.match(answer.output.text, /Latest message in the stream: A customer asks for a refund$/)
+    assert.equal(answer.output.text.match(/Demo agent:/g)?.length, 1, 'its own earlier answer is not quoted')
+  })
+
   it('a malformed whsec_ secret and a busy port are refused in one line each, naming the variable', async () => {
     const run = (env: Record<string, string>) => spawnSync(process.execPath, ['examples/demo-agent.mjs'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } })
     const malformed = run({ DEMO_AGENT_SECRET: 'whsec_abc', DEMO_AGENT_PORT: '0' })

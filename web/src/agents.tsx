@@ -53,8 +53,9 @@ export function useAgentLabels() {
   }
 }
 
+/** Letters only: the first of the first and last words ("Triage (Claude)" → "TC"); one word, its first two. */
 export function initials(name: string): string {
-  const words = name.trim().split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w))
+  const words = name.trim().split(/\s+/).map((w) => w.replace(/[^\p{L}\p{N}]/gu, '')).filter((w) => w !== '')
   const letters = words.length > 1 ? [words[0]!, words[words.length - 1]!].map((w) => [...w][0]) : [...(words[0] ?? '?')].slice(0, 2)
   return letters.join('').toUpperCase()
 }

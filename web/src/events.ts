@@ -69,7 +69,7 @@ function refresh(queryClient: QueryClient, streamId: string, type: string) {
   }
 }
 
-// Streaming answers (AGENTS.md): `message.delta` events (live only, no id) carry the text an agent writes; the
+// Streaming answers (docs/agents-and-vendors.md): `message.delta` events (live only, no id) carry the text an agent writes; the
 // text so far of each streaming message is kept here, outside the query cache, so that a re-read of the
 // message list (its row is written at most every 250 ms) never takes the text back.
 const liveText = new Map<string, string>()

@@ -16,8 +16,17 @@ export const SHORTCUTS: Array<[string[], string]> = [
   [['g', 'c'], 'Go to the credentials'],
   [['g', 'i'], 'Go to the inbox (where this Tandem has one)'],
   [['Shift', 'D'], 'Switch between the light and the dark theme'],
-  [['←', '→'], 'Move between a stream\'s tabs (Chat, Cycles, Runs)'],
+  [['←', '→'], 'Move between a stream\'s tabs (Chat, Cycles, Runs, Automation)'],
   [['Ctrl', 'Enter'], 'Send the message being written'],
+  [['j', '↓'], 'Inbox: next item'],
+  [['k', '↑'], 'Inbox: previous item'],
+  [['a'], 'Inbox: approve the current decision or tool call (with the note typed)'],
+  [['d'], 'Inbox: deny a tool call, or reject a decision (asks to confirm)'],
+  [['c'], 'Inbox: request changes (focuses the note)'],
+  [['x'], 'Inbox: select the current item'],
+  [['Shift', 'A'], 'Inbox: approve the selected items'],
+  [['Enter', 'o'], 'Inbox: open the current item\'s run'],
+  [['Esc'], 'Inbox: unselect everything'],
   [['Esc'], 'Close a dialog'],
 ]
 
@@ -144,7 +153,7 @@ function ShortcutsDialog({ open, onClose }: { open: boolean; onClose: () => void
   )
 }
 
-function typing(target: EventTarget | null): boolean {
+export function typing(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null
   // A field left focused inside a dialog that has just closed is not where the person types.
   return !!el && el.isConnected && !el.closest('dialog:not([open])') && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName))

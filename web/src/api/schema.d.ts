@@ -461,7 +461,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a saved cycle's A2A exposure
+         * @description `a2a`: `{ exposed, skill }` makes the cycle an A2A agent with a public Agent Card (docs/a2a.md); null removes it. Answers the cycle as GET returns it.
+         */
+        patch: operations["updateCycle"];
         trace?: never;
     };
     "/api/streams/{streamId}/events": {
@@ -605,7 +609,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the runs of a stream, oldest first */
+        /** List the runs of a stream, oldest first (`order=desc`: newest first) */
         get: operations["listRuns"];
         put?: never;
         post?: never;
@@ -646,6 +650,26 @@ export interface paths {
          * @description Ends the run and every unfinished phase (`canceled`); tasks still out are closed, and a late answer to them is a 409 `task-closed`. Who may cancel: the principal who started the run, the operatorPool of a phase it waits on (as for deciding), or an admin; anyone else 403.
          */
         post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{runId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed or canceled run
+         * @description A new run of the same stream, cycle, trigger name, `input` and `depth`, with the phases and policy the retried run had, `trigger: { kind: "manual", id: null }`, started by the caller; it carries `retryOf`, and the retried run `retriedBy` (set in the same transaction). A run is retried once: again is a 409 `already-retried` naming `retriedBy`; a run that is neither failed nor canceled is a 409 `run-not-retryable`. No body, or `{}`. Honours `Idempotency-Key`.
+         */
+        post: operations["retryRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -758,7 +782,7 @@ export interface paths {
         };
         /**
          * What waits for me: soonest deadline first, then oldest
-         * @description An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Agent keys: 403.
+         * @description An item is here exactly when the caller may act on it (the pool rule; with an empty pool, any admin or member). Narrow with `kind`, `streamId` and `claimed=me`. Agent keys: 403.
          */
         get: operations["getInbox"];
         put?: never;
@@ -825,7 +849,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a stream trigger (cron in an IANA time zone)
-         * @description Each tick fires the trigger once, across instances and restarts; ticks missed while no instance ran fire once, at start-up, as the latest missed tick.
+         * @description Each tick fires the trigger once, across instances and restarts; ticks missed while no instance ran fire once, at start-up, as the latest missed tick. Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name (it is saved all the same).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -868,7 +892,7 @@ export interface paths {
         put?: never;
         /**
          * Fire a stream trigger on matching new messages
-         * @description Every given field of `match` must hold (at least one is needed). The run's input is `{ message: { id, text, authorId, authorType } }`. Loop guard: see docs/operators.md.
+         * @description Every given field of `match` must hold (at least one is needed). The run's input is `{ message: { id, text, authorId, authorType } }`. Loop guard: see docs/operators.md. Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name.
          */
         post: operations["createMessageTrigger"];
         delete?: never;
@@ -906,7 +930,7 @@ export interface paths {
         put?: never;
         /**
          * Create an inbound hook that fires a stream trigger (admins)
-         * @description Answers the hook's URL and its `whsec_` secret, shown this once. Calls to the URL need no API key: they are signed with the secret (Standard Webhooks).
+         * @description Answers the hook's URL and its `whsec_` secret, shown this once. Calls to the URL need no API key: they are signed with the secret (Standard Webhooks). Answers `warnings` (`no-matching-cycle`) when no saved cycle of the stream has the trigger name.
          */
         post: operations["createInboundHook"];
         delete?: never;
@@ -927,6 +951,23 @@ export interface paths {
         post?: never;
         /** Delete an inbound hook (admins) */
         delete: operations["deleteInboundHook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/a2a/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's exposed cycles, oldest first */
+        get: operations["listExposedAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1072,6 +1113,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/a2a/cycles/{cycleId}/.well-known/agent-card.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An exposed cycle's A2A Agent Card (public) */
+        get: operations["getExposedAgentCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/cycles/{cycleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An exposed cycle's A2A JSON-RPC endpoint */
+        post: operations["callExposedAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "message.created": {
@@ -1148,6 +1223,26 @@ export interface webhooks {
          * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
          */
         post: operations["cycleSavedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cycle.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The cycle.updated event
+         * @description Sent to webhooks subscribed to this type (signed, see docs/runs-and-events.md), as an SSE frame of GET /api/streams/{streamId}/events, and listed by the event log.
+         */
+        post: operations["cycleUpdatedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1277,6 +1372,35 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * A2aAgent
+         * @description an exposed cycle of the workspace
+         */
+        A2aAgent: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            cycleId: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            name: string;
+            cardUrl: string;
+        };
+        /** A2aAgentPage */
+        A2aAgentPage: {
+            data: components["schemas"]["A2aAgent"][];
+            /** @description pass as ?cursor= for the next page; null on the last page */
+            nextCursor: string | null;
+        };
+        /** A2aSkill */
+        A2aSkill: {
+            /** @description default: the cycle id */
+            id?: string;
+            /** @description default: the cycle's triggerName */
+            name?: string;
+            /** @description default: the cycle's description */
+            description?: string;
+            tags?: string[];
+            examples?: string[];
+        };
         /** Agent */
         Agent: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1494,8 +1618,8 @@ export interface components {
             /** @description never returned; stored encrypted */
             secret: string;
         };
-        /** CreatedInboundHook */
-        CreatedInboundHook: {
+        /** CreatedInboundHookWithWarnings */
+        CreatedInboundHookWithWarnings: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string;
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -1510,6 +1634,68 @@ export interface components {
             createdAt: string;
             /** @description whsec_…: shown this once */
             secret: string;
+            /** @description no-matching-cycle: no saved cycle of the stream has this trigger name yet, so firing it starts no run */
+            warnings?: components["schemas"]["DraftWarning"][];
+        };
+        /** CreatedMessageTrigger */
+        CreatedMessageTrigger: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            triggerName: string;
+            match: {
+                mention: string | null;
+                prefix: string | null;
+                /** @enum {string|null} */
+                authorType: "principal" | "agent" | null;
+            };
+            createdBy: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /** @description no-matching-cycle: no saved cycle of the stream has this trigger name yet, so firing it starts no run */
+            warnings?: components["schemas"]["DraftWarning"][];
+        };
+        /** CreatedSchedule */
+        CreatedSchedule: {
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            id: string;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            triggerName: string;
+            cron: string;
+            timezone: string;
+            /** @description the input of the runs it starts: any JSON object, at most 64 KiB */
+            input: {
+                [key: string]: unknown;
+            };
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            nextRunAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            lastRunAt: string | null;
+            createdBy: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            updatedAt: string;
+            /** @description no-matching-cycle: no saved cycle of the stream has this trigger name yet, so firing it starts no run */
+            warnings?: components["schemas"]["DraftWarning"][];
         };
         /** CreateInboundHook */
         CreateInboundHook: {
@@ -1567,7 +1753,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
+            events: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "cycle.updated" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId?: string | null;
             description?: string | null;
@@ -1606,11 +1792,21 @@ export interface components {
             description: string;
             phasesTemplate: components["schemas"]["Phase"][];
             policy?: components["schemas"]["CyclePolicy"];
+            a2a: components["schemas"]["CycleA2a"] | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              */
             createdAt: string;
+        };
+        /**
+         * CycleA2a
+         * @description the cycle as an A2A agent (docs/a2a.md)
+         */
+        CycleA2a: {
+            /** @description the cycle answers A2A calls and has a public Agent Card */
+            exposed: boolean;
+            skill?: components["schemas"]["A2aSkill"];
         };
         /** CycleChange */
         CycleChange: {
@@ -1661,6 +1857,23 @@ export interface components {
              * @enum {string}
              */
             type: "cycle.saved";
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            streamId: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            createdAt: string;
+            data: components["schemas"]["Cycle"];
+        };
+        /** CycleUpdatedEvent */
+        CycleUpdatedEvent: {
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cycle.updated";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             streamId: string;
             /**
@@ -2114,6 +2327,10 @@ export interface components {
         MessageTriggerList: {
             data: components["schemas"]["MessageTrigger"][];
         };
+        /** PatchCycle */
+        PatchCycle: {
+            a2a: components["schemas"]["CycleA2a"] | null;
+        };
         /** Phase */
         Phase: {
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
@@ -2218,6 +2435,8 @@ export interface components {
                 pointer: string;
                 detail: string;
             }[];
+            /** @description already-retried: the run that retried this one */
+            retriedBy?: string;
         };
         /** QuestionAnswer */
         QuestionAnswer: {
@@ -2290,6 +2509,10 @@ export interface components {
             usage?: components["schemas"]["Usage"];
             /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
             costUsd?: number | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retryOf?: string | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retriedBy?: string | null;
         };
         /** RunCreatedEvent */
         RunCreatedEvent: {
@@ -2398,6 +2621,10 @@ export interface components {
             usage?: components["schemas"]["Usage"];
             /** @description USD from the agent's config.pricing ({ inputPerMTok, outputPerMTok }); null without pricing */
             costUsd?: number | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retryOf?: string | null;
+            /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+            retriedBy?: string | null;
             phases: components["schemas"]["PhaseSummary"][];
         };
         /**
@@ -2406,7 +2633,7 @@ export interface components {
          */
         RunTrigger: {
             /** @enum {string} */
-            kind: "manual" | "schedule" | "message" | "hook";
+            kind: "manual" | "schedule" | "message" | "hook" | "a2a";
             /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
             id: string | null;
         };
@@ -2433,6 +2660,7 @@ export interface components {
             description: string;
             phasesTemplate: components["schemas"]["Phase"][];
             policy?: components["schemas"]["CyclePolicy"];
+            a2a?: components["schemas"]["CycleA2a"];
         };
         /** SavedCycleAnswer */
         SavedCycleAnswer: {
@@ -2444,6 +2672,7 @@ export interface components {
             description: string;
             phasesTemplate: components["schemas"]["Phase"][];
             policy?: components["schemas"]["CyclePolicy"];
+            a2a: components["schemas"]["CycleA2a"] | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -2597,7 +2826,7 @@ export interface components {
          * StreamEvent
          * @description An event of a stream: its `data` is the payload of its `type` (e.g. `run.updated` carries a RunSummary)
          */
-        StreamEvent: components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageEditedEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["CycleSavedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunUpdatedEvent"] | components["schemas"]["DecisionReminderEvent"] | components["schemas"]["DecisionEscalatedEvent"] | components["schemas"]["ToolCallCreatedEvent"] | components["schemas"]["ToolCallUpdatedEvent"];
+        StreamEvent: components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageEditedEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["CycleSavedEvent"] | components["schemas"]["CycleUpdatedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunUpdatedEvent"] | components["schemas"]["DecisionReminderEvent"] | components["schemas"]["DecisionEscalatedEvent"] | components["schemas"]["ToolCallCreatedEvent"] | components["schemas"]["ToolCallUpdatedEvent"];
         /** StreamEventPage */
         StreamEventPage: {
             data: components["schemas"]["StreamEvent"][];
@@ -2999,7 +3228,7 @@ export interface components {
             /** @description an absolute http or https URL (at most 2048 characters) */
             url?: string;
             /** @description the event types to deliver, or ["*"] for all */
-            events?: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
+            events?: ("*" | "message.created" | "message.edited" | "message.completed" | "cycle.saved" | "cycle.updated" | "run.created" | "run.updated" | "decision.reminder" | "decision.escalated" | "tool_call.created" | "tool_call.updated")[];
             enabled?: boolean;
             description?: string | null;
         };
@@ -7816,6 +8045,127 @@ export interface operations {
             };
         };
     };
+    updateCycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                streamId: string;
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchCycle"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cycle"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listStreamEvents: {
         parameters: {
             query?: {
@@ -9033,6 +9383,8 @@ export interface operations {
                 status?: "queued" | "running" | "waiting" | "succeeded" | "failed" | "rejected" | "canceled";
                 limit?: number;
                 cursor?: string;
+                /** @description asc (the default): oldest first; desc: newest first */
+                order?: "asc" | "desc";
             };
             header?: never;
             path: {
@@ -9321,6 +9673,128 @@ export interface operations {
             /** @description RFC 9457 problem details */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10595,7 +11069,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Schedule"];
+                    "application/json": components["schemas"]["CreatedSchedule"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -11183,7 +11657,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MessageTrigger"];
+                    "application/json": components["schemas"]["CreatedMessageTrigger"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -11537,7 +12011,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreatedInboundHook"];
+                    "application/json": components["schemas"]["CreatedInboundHookWithWarnings"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -11749,6 +12223,121 @@ export interface operations {
             };
         };
     };
+    listExposedAgents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2aAgentPage"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listScorecards: {
         parameters: {
             query?: {
@@ -11856,6 +12445,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11980,6 +12571,8 @@ export interface operations {
             /** @description RFC 9457 problem details */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12591,6 +13184,48 @@ export interface operations {
             };
         };
     };
+    getExposedAgentCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    callExposedAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a UUID (versions 1 to 8 with variant 8, 9, a or b, the nil UUID or the max UUID; any case) */
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     messageCreatedEvent: {
         parameters: {
             query?: never;
@@ -12667,6 +13302,28 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["CycleSavedEvent"];
+            };
+        };
+        responses: {
+            /** @description received */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cycleUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CycleUpdatedEvent"];
             };
         };
         responses: {

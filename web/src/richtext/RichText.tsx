@@ -1,4 +1,4 @@
-// Read-only rendering of spec 2.4 content as React elements (no HTML strings: nothing to escape or inject);
+// Read-only rendering of rich-text content (docs/api-contract.md) as React elements (no HTML strings: nothing to escape or inject);
 // mentions (`@handle`) are highlighted, more strongly when they name the reader.
 import type { ReactNode } from 'react'
 import type { Content, TextRun } from './mapping'

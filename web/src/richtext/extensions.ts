@@ -1,4 +1,4 @@
-// The editor's schema: exactly the nodes and marks spec 2.4 can express (see mapping.ts), nothing more.
+// The editor's schema: exactly the nodes and marks the rich text of docs/api-contract.md can express (see mapping.ts), nothing more.
 import { Node, type Extensions } from '@tiptap/core'
 import Document from '@tiptap/extension-document'
 import Paragraph from '@tiptap/extension-paragraph'

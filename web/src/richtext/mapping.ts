@@ -1,4 +1,4 @@
-// Spec 2.4 rich text ⇄ the editor's ProseMirror document, node for node: a block is a `richTextBlock`, a
+// The rich text of docs/api-contract.md ⇄ the editor's ProseMirror document, node for node: a block is a `richTextBlock`, a
 // paragraph a `paragraph` (its `direction` an attribute), a run's text is text nodes with the marks bold,
 // italic, strike and code, and a newline inside a run is a `hardBreak` carrying the run's marks.
 // ProseMirror cannot hold an empty text node or two neighbouring nodes with the same marks, so content is

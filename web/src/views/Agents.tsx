@@ -1,4 +1,4 @@
-// `/agents`: list, create, edit and delete agents, every field of spec 2.2 with its limits; a 400's pointers
+// `/agents`: list, create, edit and delete agents, every field of docs/api-contract.md with its limits; a 400's pointers
 // are shown beside the fields they name. A new agent may start from a template, an avatar is uploaded as an
 // asset, and a provider/authMode combination that cannot work is named before saving.
 import { useEffect, useState, type FormEvent } from 'react'
@@ -6,6 +6,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, ApiError, unwrap, type Agent, type AgentCreate, type AgentPatch, type AgentTemplate } from '../api/client'
 import { AgentName, useAgentLabels, useAgents } from '../agents'
 import { authModeWarning } from '../authMode'
+import { AUTH_MODE_NAMES, CONFIG_FIELDS, providerName } from '../providers'
 import { Empty, ErrorMessage, Field, Loading, useField } from '../ui'
 import { AvatarUpload, useTemplates } from './AgentExtras'
 import { ToolsPicker } from './ToolsPicker'
@@ -107,7 +108,7 @@ function AgentItem({ agent, onEdit }: { agent: Agent; onEdit: () => void }) {
         </div>
       </div>
       <p className="muted small">
-        {agent.providerType}{agent.endpointUrl ? ` → ${agent.endpointUrl}` : ''}
+        {providerName(agent.providerType)}{agent.endpointUrl ? ` → ${agent.endpointUrl}` : ''}
         {agent.credentialId ? ` · credential: ${credential ? credential.name : 'not listed'}` : ''}
       </p>
       <ErrorMessage error={remove.error} />
@@ -166,17 +167,17 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
       </Field>
       <Field label="Name" field={f.name}><input {...f.name.input} value={form.name} onChange={(e) => set('name', e.target.value)} maxLength={120} /></Field>
       <Field label="Instructions" field={f.instructions}><textarea {...f.instructions.input} rows={3} value={form.instructions} onChange={(e) => set('instructions', e.target.value)} maxLength={20000} /></Field>
-      <Field label="Endpoint URL" field={f.endpointUrl}><input {...f.endpointUrl.input} type="url" value={form.endpointUrl} onChange={(e) => set('endpointUrl', e.target.value)} maxLength={2048} placeholder="https://…" /></Field>
+      <Field label="Endpoint URL" field={f.endpointUrl}><input {...f.endpointUrl.input} type="url" value={form.endpointUrl} onChange={(e) => set('endpointUrl', e.target.value)} maxLength={2048} /></Field>
       <div className="grid-2">
       <Field label="Provider" field={f.providerType}>
         <select {...f.providerType.input} value={form.providerType} onChange={(e) => set('providerType', e.target.value as ProviderType)}>
-          {PROVIDERS.map((p) => <option key={p} value={p}>{p}</option>)}
+          {PROVIDERS.map((p) => <option key={p} value={p}>{providerName(p)}</option>)}
         </select>
       </Field>
       <Field label="Auth mode" field={f.authMode}>
         <select {...f.authMode.input} value={form.authMode} onChange={(e) => set('authMode', e.target.value as AuthMode | '')}>
-          <option value="">(none set)</option>
-          {AUTH_MODES.map((m) => <option key={m} value={m}>{m}</option>)}
+          <option value="">Default for the provider</option>
+          {AUTH_MODES.map((m) => <option key={m} value={m}>{AUTH_MODE_NAMES[m] ?? m}</option>)}
         </select>
       </Field>
       <Field label="Credential" field={f.credentialId}>
@@ -200,7 +201,11 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
       </div>
       </div>
       <ToolsPicker value={form.tools} onChange={(tools) => set('tools', tools)} field={f.tools} />
-      <Field label="Config (JSON object)" field={f.config}><textarea {...f.config.input} rows={3} value={form.config} onChange={(e) => set('config', e.target.value)} className="mono" /></Field>
+      <ConfigFields providerType={form.providerType} config={form.config} onChange={(config) => set('config', config)} />
+      <details className="advanced">
+        <summary>Advanced</summary>
+        <Field label="Config (JSON object)" field={f.config}><textarea {...f.config.input} rows={3} value={form.config} onChange={(e) => set('config', e.target.value)} className="mono" /></Field>
+      </details>
       <div className="actions">
         <button type="submit" disabled={save.isPending}>{agent ? 'Save agent' : 'Create agent'}</button>
         {agent ? <button type="button" className="secondary" onClick={onDone}>Cancel</button> : null}
@@ -208,5 +213,35 @@ function AgentForm({ agent, onDone }: { agent: Agent | null; onDone: () => void 
       {save.error && !shown ? <ErrorMessage error={save.error} /> : null}
       {save.error && shown ? <p role="alert" className="error">The agent was not saved: see the fields marked above.</p> : null}
     </form>
+  )
+}
+
+/** The provider's config keys as fields (Model, Agent ID, Repository, Ref), kept in step with the JSON under Advanced. */
+function ConfigFields({ providerType, config, onChange }: { providerType: string; config: string; onChange: (config: string) => void }) {
+  const fields = CONFIG_FIELDS[providerType] ?? []
+  if (fields.length === 0) return null
+  let parsed: Record<string, unknown> | null = null
+  try {
+    const value = JSON.parse(config || '{}') as unknown
+    if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>
+  } catch {
+    parsed = null
+  }
+  const set = (key: string, value: string) => {
+    const next = { ...(parsed ?? {}) }
+    if (value === '') delete next[key]
+    else next[key] = value
+    onChange(JSON.stringify(next, null, 2))
+  }
+  return (
+    <div className="grid-2">
+      {fields.map(({ key, label, hint }) => (
+        <div className="field" key={key}>
+          <label htmlFor={`config-${key}`}>{label}</label>
+          <input id={`config-${key}`} aria-describedby={`config-${key}-hint`} value={typeof parsed?.[key] === 'string' ? (parsed[key] as string) : ''} disabled={parsed === null} onChange={(e) => set(key, e.target.value)} />
+          <small id={`config-${key}-hint`} className="muted">{parsed === null ? 'Fix the JSON under Advanced first.' : hint}</small>
+        </div>
+      ))}
+    </div>
   )
 }

@@ -14,6 +14,7 @@ import { emptyContent, type Content } from '../richtext/mapping'
 import { Badge, Empty, ErrorMessage, Loading, RelativeTime, shortId, StatusBadge, useField } from '../ui'
 import { DecisionForm, inPool } from './Decide'
 import { DecisionHistory, FINISHED, useRuns } from './Runs'
+import { RetryRunButton } from './RetryRun'
 import { AnswerForm, ASK_OPERATOR, toolCallsQuery, ToolCallItem, type ToolCall } from './ToolCalls'
 
 type Message = ApiMessage
@@ -33,8 +34,14 @@ export function ChatPanel({ streamId, poll }: { streamId: string; poll: number |
   // Tool calls in the flow: those of the unfinished runs and of the latest few, placed by when they started.
   const recent = (runs.data ?? []).filter((run, i, all) => !FINISHED.includes(run.status) || i >= all.length - 5)
   const calls = useQueries({ queries: recent.map((run) => toolCallsQuery(run)) })
-  type Entry = { at: string; key: string; message?: Message; call?: { call: ToolCall; run: Run; phase: PhaseRun } }
+  type Entry = { at: string; key: string; message?: Message; call?: { call: ToolCall; run: Run; phase: PhaseRun }; failed?: PhaseOutput }
   const callEntries: Entry[] = []
+  // A phase that failed without an answer shows where its answer would have been, at its finishedAt.
+  for (const run of runs.data ?? []) {
+    for (const phase of run.phases) {
+      if (phase.status === 'failed' && !phase.output && phase.finishedAt && phase.agentId !== NIL_AGENT) callEntries.push({ at: phase.finishedAt, key: `failed-${phase.id}`, failed: { run, phase } })
+    }
+  }
   recent.forEach((run, i) => {
     for (const call of calls[i]?.data ?? []) {
       const phase = run.phases.find((p) => p.id === call.phaseRunId)
@@ -53,10 +60,11 @@ export function ChatPanel({ streamId, poll }: { streamId: string; poll: number |
     <>
       <h2 className="sr-only">Chat</h2>
       {messages.isPending ? <Loading what="messages" /> : <ErrorMessage error={messages.error} onRetry={() => void messages.refetch()} />}
-      {messages.data?.length === 0 ? <Empty title="No messages yet.">Write the first one below; agents answer here when a run reaches them.</Empty> : null}
+      {messages.data?.length === 0 && entries.length === 0 ? <Empty title="No messages yet.">Write the first one below; agents answer here when a run reaches them.</Empty> : null}
       <ol className="messages" aria-label="Messages" aria-live="polite">
         {entries.map((entry) => entry.message
           ? <MessageItem key={entry.key} message={entry.message} output={outputs.get(entry.message.id)} />
+          : entry.failed ? <FailedAnswer key={entry.key} {...entry.failed} />
           : <ToolCallEntry key={entry.key} {...entry.call!} />)}
       </ol>
       <Composer streamId={streamId} />
@@ -101,7 +109,7 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
   const mine = me?.principalId === message.authorId
   const agent = message.authorType === 'agent'
   const author = agent ? agentLabel(message.authorId) : personLabel(message.authorId, mine, me?.handle)
-  // Streaming answers (AGENTS.md): "streaming" while the agent writes, "failed" when its attempt failed.
+  // Streaming answers (docs/agents-and-vendors.md): "streaming" while the agent writes, "failed" when its attempt failed.
   const status = (message as { status?: string }).status ?? 'complete'
   const streaming = status === 'streaming'
   const live = useLiveText(message.id)
@@ -120,12 +128,15 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
           <RelativeTime iso={message.createdAt} />
           {message.editedAt ? <span className="muted">(edited, revision {message.revision})</span> : null}
           {streaming ? <StatusBadge status="streaming" /> : null}
-          {status === 'failed' ? <Badge tone="danger">failed</Badge> : null}
+          {status === 'failed' ? <Badge tone="danger">could not answer</Badge> : null}
         </div>
         {editing ? <EditForm message={message} onDone={() => setEditing(false)} />
           : streaming ? <div className="streaming-text">{text}<span className="cursor" aria-hidden="true" /></div>
           : <RichText content={message.content as Content} me={me?.handle} />}
         {output ? <InlineDecision {...output} /> : null}
+        {output?.phase.status === 'failed' ? (
+          <><p className="error">{author.name} could not answer: {output.phase.error?.detail ?? 'the phase failed'}</p><div className="actions"><RetryRunButton run={output.run} /></div></>
+        ) : null}
         <div className="actions">
           {!editing && !streaming && canActAs(me, message.authorId) && !agent ? (
             <button type="button" className="ghost small" onClick={() => setEditing(true)}>Edit</button>
@@ -135,6 +146,29 @@ function MessageItem({ message, output }: { message: Message; output: PhaseOutpu
           ) : null}
         </div>
         {history ? <Revisions id={message.id} revision={message.revision} /> : null}
+      </div>
+    </li>
+  )
+}
+
+const NIL_AGENT = '00000000-0000-0000-0000-000000000000'
+
+/** Where a failed phase's answer would have been: the agent, "could not answer", the problem's detail, Retry run. */
+function FailedAnswer({ run, phase }: PhaseOutput) {
+  const agent = useAgentLabels()(phase.agentId)
+  return (
+    <li className="message agent failed-answer">
+      <Avatar label={agent} />
+      <div className="body">
+        <div className="meta">
+          <strong><AgentName label={agent} avatar={false} /></strong>
+          <Badge tone="agent">agent</Badge>
+          <Badge tone="danger">could not answer</Badge>
+          <span className="muted">in {phase.phaseName} ({run.triggerName})</span>
+          <RelativeTime iso={phase.finishedAt!} />
+        </div>
+        <p className="error">{agent.name} could not answer: {phase.error?.detail ?? phase.error?.title ?? 'the phase failed'}</p>
+        <div className="actions"><RetryRunButton run={run} /></div>
       </div>
     </li>
   )

@@ -1,13 +1,12 @@
 // A stream's cycles: the prompt (Draft, Refine) beside the phase editor (edit what was drafted, or build
-// from scratch), Save cycle; the saved cycles, each with its phases and "Start run"; then the schedules,
-// message triggers and inbound hooks that start them (Automation.tsx).
+// from scratch), Save cycle; the save's warnings, kept until dismissed or the next save; the saved cycles, each
+// with its phases and "Start run". What starts them without a person is the Automation tab.
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap, type CycleDefinition, type DraftResult } from '../api/client'
 import { AgentName, useAgentLabels } from '../agents'
 import { allPages } from '../pages'
 import { Badge, Empty, ErrorMessage, Field, Loading, RelativeTime, useField } from '../ui'
-import { AutomationPanel } from './Automation'
 import { blankPhase, CycleEditor, type Phase } from './PhaseEditor'
 import { cleanPolicy, policySummary, type Policy } from './PolicyEditor'
 
@@ -45,14 +44,15 @@ function SavedPolicy({ cycle }: { cycle: object }) {
   return <p className="muted small">Policy: {cycleWide || 'none for the cycle'}{phases > 0 ? `; ${phases} phase${phases > 1 ? 's have' : ' has'} its own` : ''}.</p>
 }
 
-export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRunStarted: () => void }) {
+export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRunStarted: (runId: string) => void }) {
   const queryClient = useQueryClient()
   const [prompt, setPrompt] = useState('')
   const [draft, setDraft] = useState<Draft | null>(null)
   // What the editor shows: the draft as drafted, then as the person changes it.
   const [cycle, setCycle] = useState<CycleDefinition | null>(null)
-  // The decision policy is not part of a draft (OPERATORS.md): kept beside it and sent only with Save cycle.
+  // The decision policy is not part of a draft (docs/operators.md): kept beside it and sent only with Save cycle.
   const [policy, setPolicy] = useState<Policy>({})
+  const [warnings, setWarnings] = useState<SaveWarning[]>([])
   const drafting = useMutation({
     mutationFn: (mode: 'generate' | 'refine') => draftCycle(streamId, mode, prompt, mode === 'refine' ? cycle ?? undefined : undefined),
     onSuccess: (result) => {
@@ -65,11 +65,13 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
       const clean = cleanPolicy(policy)
       return unwrap(api.POST('/api/cycles/streams/{streamId}/cycles', { params: { path: { streamId } }, body: clean ? { ...definition, policy: clean } as CycleDefinition : definition }))
     },
-    onSuccess: () => {
+    onMutate: () => setWarnings([]),
+    onSuccess: (saved) => {
       setDraft(null)
       setCycle(null)
       setPolicy({})
       setPrompt('')
+      setWarnings((saved as { warnings?: SaveWarning[] }).warnings ?? [])
       void queryClient.invalidateQueries({ queryKey: ['cycles', streamId] })
     },
   })
@@ -84,8 +86,9 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
       <div className="cycles-layout">
         <form className="card" onSubmit={submit} aria-label="Describe the cycle">
           <Field label="Prompt" field={promptField}>
-            <textarea {...promptField.input} rows={6} value={prompt} onChange={(e) => setPrompt(e.target.value)} maxLength={100000} placeholder="When a ticket arrives, have the triage bot sort it, then @maria approves the answer." />
+            <textarea {...promptField.input} rows={6} value={prompt} onChange={(e) => setPrompt(e.target.value)} maxLength={100000} aria-describedby={[promptField.describedBy, 'prompt-hint'].filter(Boolean).join(' ')} />
           </Field>
+          <p id="prompt-hint" className="muted small">e.g. “When a ticket arrives, have the triage bot sort it, then @maria approves the answer.”</p>
           <div className="actions">
             <button type="button" className={cycle ? 'secondary' : ''} onClick={() => drafting.mutate('generate')} disabled={drafting.isPending}>Draft</button>
             <button type="button" className={cycle ? '' : 'secondary'} onClick={() => drafting.mutate('refine')} disabled={!cycle || drafting.isPending}>Refine</button>
@@ -115,12 +118,23 @@ export function CyclesPanel({ streamId, onRunStarted }: { streamId: string; onRu
           <ErrorMessage error={save.error} />
         </section>
       </div>
+      <div role="status" className={warnings.length > 0 ? 'save-warnings' : undefined}>
+        {warnings.length > 0 ? (
+          <>
+            <strong>Saved, with {warnings.length === 1 ? 'a warning' : `${warnings.length} warnings`}:</strong>
+            <ul>{warnings.map((w, i) => <li key={i}>{w.detail}</li>)}</ul>
+            <button type="button" className="secondary small" onClick={() => setWarnings([])}>Dismiss</button>
+          </>
+        ) : null}
+      </div>
       <SavedCycles streamId={streamId} onRunStarted={onRunStarted} />
     </>
   )
 }
 
-function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarted: () => void }) {
+interface SaveWarning { code: string; detail: string }
+
+function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarted: (runId: string) => void }) {
   const queryClient = useQueryClient()
   const cycles = useQuery({
     queryKey: ['cycles', streamId],
@@ -128,9 +142,9 @@ function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarte
   })
   const start = useMutation({
     mutationFn: (cycleId: string) => unwrap(api.POST('/api/cycles/streams/{streamId}/cycles/{cycleId}/runs', { params: { path: { streamId, cycleId } }, body: {} })),
-    onSuccess: () => {
+    onSuccess: (run) => {
       void queryClient.invalidateQueries({ queryKey: ['runs', streamId] })
-      onRunStarted()
+      onRunStarted(run.id)
     },
   })
   return (
@@ -154,7 +168,6 @@ function SavedCycles({ streamId, onRunStarted }: { streamId: string; onRunStarte
       </ul>
       <ErrorMessage error={start.error} />
     </section>
-    <AutomationPanel streamId={streamId} triggerNames={[...new Set(cycles.data?.map((c) => c.triggerName))]} />
     </>
   )
 }

@@ -132,7 +132,7 @@ function PhaseCard({ phase, index, count, error, onChange, onMove, onRemove, pol
           ))}
         </ul>
         <div className="chip-input">
-          <input {...pool.input} aria-label="Add operator" placeholder="@handle" value={handle} onChange={(e) => setHandle(e.target.value)} onKeyDown={onHandleKey} />
+          <input {...pool.input} aria-label="Add operator" title="A handle, e.g. @maria; Enter adds it" value={handle} onChange={(e) => setHandle(e.target.value)} onKeyDown={onHandleKey} />
           <button type="button" className="secondary small" onClick={addOperator} disabled={handle.trim() === ''}>Add</button>
         </div>
         {pool.message}

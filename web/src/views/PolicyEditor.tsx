@@ -1,6 +1,7 @@
-// A saved cycle's decision policy (OPERATORS.md "Decision policies"): for the whole cycle, remind, escalate
+// A saved cycle's decision policy (docs/operators.md "Decision policies"): for the whole cycle, remind, escalate
 // and expire after a duration, what expiry decides, and the quorum; per gated phase, overrides of the same
-// fields. Durations are ISO 8601 (PT5S to P90D); "30m", "4h", "1d" are accepted and written out as ISO.
+// fields. Durations are typed "90 minutes", "1h", "1 day" or ISO 8601 (PT5S to P90D), sent as ISO and read back in
+// words ("1 hour"), the ISO form in the field's title.
 // A 400's pointers (/policy/decision/remindAfter, /policy/phases/<id>/quorum) are shown beside their fields.
 import { useState } from 'react'
 import { Field, useField } from '../ui'
@@ -9,27 +10,30 @@ export type OnExpire = 'reject' | 'approve' | 'fail'
 export interface PolicyRule { remindAfter?: string; escalateAfter?: string; expireAfter?: string; onExpire?: OnExpire; quorum?: number }
 export interface Policy { decision?: PolicyRule; phases?: Record<string, PolicyRule> }
 
-const SHORT = /^(\d+)\s*(s|m|min|h|d)$/i
+const UNIT: Array<[RegExp, 'D' | 'H' | 'M' | 'S']> = [[/^d(ays?)?$/i, 'D'], [/^h((ou)?rs?)?$/i, 'H'], [/^m(in(ute)?s?)?$/i, 'M'], [/^s(ec(ond)?s?)?$/i, 'S']]
 
-/** "30m" → "PT30M", "1d" → "P1D"; anything else is kept as typed (the server checks it). */
+/** "90 minutes", "1h", "1 day", "1 hour 30 minutes" → ISO 8601 ("PT90M", "PT1H", "P1D", "PT1H30M"); ISO and anything else kept (the server checks it). */
 export function toIsoDuration(text: string): string {
   const t = text.trim()
-  const m = SHORT.exec(t)
-  if (!m) return t.toUpperCase()
-  const [, n, unit] = m
-  switch (unit!.toLowerCase()) {
-    case 's': return `PT${n}S`
-    case 'd': return `P${n}D`
-    case 'h': return `PT${n}H`
-    default: return `PT${n}M`
+  const parts = [...t.matchAll(/(\d+)\s*([a-z]+)/gi)]
+  if (parts.length === 0 || parts.map((m) => m[0]).join('').replace(/\s/g, '') !== t.replace(/\s|,|and/gi, '')) return t.toUpperCase()
+  const amounts: Partial<Record<'D' | 'H' | 'M' | 'S', number>> = {}
+  for (const [, n, word] of parts) {
+    const unit = UNIT.find(([re]) => re.test(word!))?.[1]
+    if (!unit || /^P/i.test(t)) return t.toUpperCase()
+    amounts[unit] = (amounts[unit] ?? 0) + Number(n)
   }
+  const time = (['H', 'M', 'S'] as const).filter((u) => amounts[u]).map((u) => `${amounts[u]}${u}`).join('')
+  return `P${amounts.D ? `${amounts.D}D` : ''}${time ? `T${time}` : ''}`
 }
 
-/** "PT1H30M" → "1 h 30 min", for the saved cycles' summary. */
+const WORDS: Record<string, string> = { D: 'day', H: 'hour', M: 'minute', S: 'second' }
+
+/** "PT1H30M" → "1 hour 30 minutes", "P1D" → "1 day"; not ISO: as given. */
 export function durationWords(iso: string): string {
   const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(iso)
   if (!m) return iso
-  const parts = [[m[1], 'd'], [m[2], 'h'], [m[3], 'min'], [m[4], 's']].filter(([n]) => n !== undefined).map(([n, u]) => `${n} ${u}`)
+  const parts = ([[m[1], 'D'], [m[2], 'H'], [m[3], 'M'], [m[4], 'S']] as const).filter(([n]) => n !== undefined).map(([n, u]) => `${Number(n)} ${WORDS[u]}${Number(n) === 1 ? '' : 's'}`)
   return parts.length > 0 ? parts.join(' ') : iso
 }
 
@@ -60,18 +64,20 @@ export function policySummary(rule: PolicyRule | undefined): string {
 
 function DurationInput({ label, value, error, pointer, onChange }: { label: string; value: string | undefined; error: unknown; pointer: string; onChange: (v: string | undefined) => void }) {
   const field = useField(error, pointer)
-  const [text, setText] = useState(value ?? '')
+  const [text, setText] = useState(value ? durationWords(value) : '')
+  const hint = `${field.input.id}-hint`
   return (
     <Field label={label} field={field}>
       <input
-        {...field.input} value={text} placeholder="e.g. PT1H, 30m, 1d" size={8}
+        {...field.input} aria-describedby={[field.describedBy, hint].filter(Boolean).join(' ')} value={text} size={10} title={value}
         onChange={(e) => setText(e.target.value)}
         onBlur={() => {
           const iso = text.trim() === '' ? undefined : toIsoDuration(text)
-          setText(iso ?? '')
+          setText(iso ? durationWords(iso) : '')
           onChange(iso)
         }}
       />
+      <small id={hint} className="muted">e.g. 90 minutes, 1h, 1 day</small>
     </Field>
   )
 }

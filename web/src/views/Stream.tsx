@@ -1,5 +1,6 @@
-// `/streams/{id}`: one stream, with tabs for its chat, cycles and runs.
-import { useRef, useState, type KeyboardEvent } from 'react'
+// `/streams/{id}`: one stream, with tabs for its chat, cycles, runs and automation; `/streams/{id}/runs/{runId}`
+// opens the Runs tab on that run (its permalink).
+import { lazy, Suspense, useRef, useState, type KeyboardEvent } from 'react'
 import { useQuery } from '@tanstack/react-query'
 import { Link } from 'wouter'
 import { api, unwrap } from '../api/client'
@@ -8,13 +9,17 @@ import { ErrorMessage, Loading } from '../ui'
 import { ChatPanel } from './Chat'
 import { CyclesPanel } from './Cycles'
 import { RunsPanel } from './Runs'
+// Loaded when first opened: it brings the cron-to-words library, which the first load does not need.
+const AutomationTab = lazy(() => import('./AutomationTab').then((m) => ({ default: m.AutomationTab })))
 
-const TABS = ['Chat', 'Cycles', 'Runs'] as const
+const TABS = ['Chat', 'Cycles', 'Runs', 'Automation'] as const
 type Tab = (typeof TABS)[number]
 
-export function StreamPage({ id }: { id: string }) {
+export function StreamPage({ id, runId }: { id: string; runId?: string }) {
   const stream = useQuery({ queryKey: ['stream', id], queryFn: () => unwrap(api.GET('/api/streams/{id}', { params: { path: { id } } })) })
-  const [tab, setTab] = useState<Tab>('Chat')
+  const [tab, setTab] = useState<Tab>(runId ? 'Runs' : 'Chat')
+  // The run started or retried here, expanded when the Runs tab shows it.
+  const [justStarted, setJustStarted] = useState<string | undefined>(undefined)
   const tabRefs = useRef<Array<HTMLButtonElement | null>>([])
   const poll = useStreamEvents(id)
   if (stream.isPending) return <Loading what="the stream" />
@@ -49,8 +54,9 @@ export function StreamPage({ id }: { id: string }) {
       </div>
       <section role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
         {tab === 'Chat' ? <ChatPanel streamId={id} poll={poll} /> : null}
-        {tab === 'Cycles' ? <CyclesPanel streamId={id} onRunStarted={() => setTab('Runs')} /> : null}
-        {tab === 'Runs' ? <RunsPanel streamId={id} poll={poll} /> : null}
+        {tab === 'Cycles' ? <CyclesPanel streamId={id} onRunStarted={(started) => { setJustStarted(started); setTab('Runs') }} /> : null}
+        {tab === 'Runs' ? <RunsPanel streamId={id} poll={poll} permalink={runId} justStarted={justStarted} onStarted={setJustStarted} /> : null}
+        {tab === 'Automation' ? <Suspense fallback={<Loading what="automation" />}><AutomationTab streamId={id} /></Suspense> : null}
       </section>
     </>
   )

@@ -1,4 +1,4 @@
-// Tool calls (AGENTS.md "Tools"): a run's calls (GET /api/runs/{runId}/tool-calls), shown under their phase in
+// Tool calls (docs/agents-and-vendors.md "Tools"): a run's calls (GET /api/runs/{runId}/tool-calls), shown under their phase in
 // the runs' stepper and in the chat's flow; a call awaiting approval carries Approve / Deny for the phase's
 // pool (POST …/tool-calls/{callId}/decision), and a phase awaiting input the agent's question with an Answer
 // field (POST …/phases/{phaseRunId}/answer). Read with the untyped client until the service's schema has them.

@@ -9,7 +9,7 @@ import { Badge, describeError, Loading, type useField } from '../ui'
 
 export const MAX_TOOLS = 50
 
-/** Tandem's own tools (AGENTS.md); the console imports nothing from the server, so they are listed here. */
+/** Tandem's own tools (docs/agents-and-vendors.md); the console imports nothing from the server, so they are listed here. */
 export const TANDEM_TOOLS: Array<{ name: string; description: string }> = [
   { name: 'tandem.read_messages', description: 'Reads the stream’s latest messages (up to 50), oldest first.' },
   { name: 'tandem.post_message', description: 'Posts an interim message in the stream as the agent.' },
