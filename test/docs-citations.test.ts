@@ -11,7 +11,7 @@ const docs = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith
 const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { encoding: 'utf8' }).split('\n').filter(Boolean)
 // Made by a build, a test or the reader, not kept in the repository.
 const MADE = /^(web\/dist|dist|test-results|node_modules|bench\/results|\.env$|data\/|tandem\.db)/
-const FILE = /(?<![\w@/.<>{}*-])((?:\.{1,2}\/)?[\w-][\w.-]*(?:\/[\w.-]+)*\.(?:md|ts|tsx|mjs|cjs|js|json|ya?ml|sh|sql|png|html|css))(?![\w/-])/g
+const FILE = /(?<![\w@/.<>{}*$-])((?:\.{1,2}\/)?[\w-][\w.-]*(?:\/[\w.-]+)*\.(?:md|ts|tsx|mjs|cjs|js|json|ya?ml|sh|sql|png|html|css))(?![\w/-])/g
 
 /** Where a cited path can be: from the repository's root, beside the doc, or the tail of a tracked path. */
 function found(path: string, doc: string): boolean {

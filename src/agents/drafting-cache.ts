@@ -5,7 +5,14 @@
 // workspace's agents to its worker as one text (builtin.ts), which costs a copy instead of a structured clone of
 // every object. Only reads outside a transaction fill it. Bounded by the characters it holds, oldest first out.
 import { dbContext, type DbHandle } from '../db/context.js'
-import type { AgentProfile } from '../drafter/types.js'
+
+/** What the drafter reads of an agent (the drafter's AgentProfile has this shape; agents import nothing of the drafter). */
+export interface AgentProfile {
+  id: string
+  name: string
+  instructions: string | null
+  tools: string[]
+}
 
 export const MAX_DRAFTING_CHARS = 8 * 1024 * 1024
 

@@ -7,8 +7,7 @@ import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { indexAgentForSearch, namedAgentIds, searchAgents, unindexAgentForSearch, type SearchTerm } from './search.js'
 import { agentJsonCache, type RowJsonCache } from './json-cache.js'
-import { draftingProfileCache, withDraftingJson } from './drafting-cache.js'
-import type { AgentProfile } from '../drafter/types.js'
+import { draftingProfileCache, withDraftingJson, type AgentProfile } from './drafting-cache.js'
 
 /** Runs `work` in the caller's transaction, or in a new one: an agent and its search entry are written together. */
 const together = <T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
