@@ -3,7 +3,7 @@
 // that was already running or by one started after the kill. The kill is placed by TANDEM_TEST_FAULT
 // (src/jobs/faults.ts): every instance carries it, the first to take such a job dies (TANDEM_TEST_FAULT_ONCE),
 // and the others never trip it. Every run ends, every tick and reminder takes effect once.
-import { describe, it } from 'node:test'
+import { after, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { rmSync } from 'node:fs'
@@ -24,6 +24,13 @@ type Mode = 'a live instance' | 'a restart'
  * Instances on a fresh database, all carrying the fault: with 'a live instance', two run from the start; with
  * 'a restart', one runs, and `afterKill` starts another once it died.
  */
+// Clusters not closed by their test (one that timed out never reaches its finally): closed when the file ends,
+// so no instance outlives the file and holds its process open.
+const open = new Set<() => Promise<void>>()
+after(async () => {
+  for (const close of open) await close()
+})
+
 async function cluster(fault: string, mode: Mode) {
   const database = await freshDatabase('postgres', { ownDatabase: true })
   const once = join(tmpdir(), `tandem-fault-${randomUUID()}`)
@@ -39,7 +46,10 @@ async function cluster(fault: string, mode: Mode) {
    * should take over: the death, or the restart's listening (a restart's own start-up is not failover's).
    */
   const killed = async (): Promise<{ at: number; base: string }> => {
-    const index = await Promise.race(started.map((server, i) => server.exited.then(() => i)))
+    const index = await Promise.race([
+      ...started.map((server, i) => server.exited.then(() => i)),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no instance died of the fault within 60 s')), 60000).unref()),
+    ])
     const diedAt = Date.now()
     assert.equal((await started[index]!.exited).signal, 'SIGKILL', 'the instance died of the fault')
     if (mode === 'a live instance') return { at: diedAt, base: bases[1 - index] as string }
@@ -47,10 +57,12 @@ async function cluster(fault: string, mode: Mode) {
     return { at: Date.now(), base }
   }
   const close = async () => {
+    open.delete(close)
     await servers.stopAll('SIGKILL')
     rmSync(once, { force: true })
     await database.drop()
   }
+  open.add(close)
   return { base: bases[0] as string, killed, close }
 }
 
