@@ -79,6 +79,7 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
       { name: 'TANDEM_SSE_KEEPALIVE_MS', default: '15000', meaning: 'keep-alive comment interval on event streams' },
       { name: 'TANDEM_SSE_MAX_BUFFER_BYTES', default: '1048576', meaning: 'an event stream further behind is dropped (the client resumes)' },
       { name: 'TANDEM_SSE_MAX_LIFETIME_S', default: '3600', meaning: 'an event stream ends after this long (the client resumes with Last-Event-ID)' },
+      { name: 'TANDEM_A2A_WAIT_S', default: '60', meaning: 'a blocking A2A SendMessage answers after this long at the latest, with the task as it is' },
       { name: 'TANDEM_MCP_SESSION_IDLE_S', default: '86400', meaning: 'an MCP session unused this long ends (the client initializes again)' },
       { name: 'TANDEM_WEBHOOK_RETRY_BASE_MS', default: '5000', meaning: 'first webhook retry delay (then 4 times longer each time)' },
       { name: 'TANDEM_WEBHOOK_TIMEOUT_MS', default: '10000', meaning: 'a webhook endpoint must answer within this time' },
