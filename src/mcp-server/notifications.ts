@@ -1,6 +1,8 @@
 // GET /mcp: a session's stream of notifications, on any instance. It follows the workspace's streams through the
 // instance's event hub (as the inbox feed does) and reads the session's subscriptions from the database as events
-// arrive, so a subscription made through another instance counts at once. `notifications/resources/updated`
+// arrive, so a subscription made through another instance counts at once. A stream created after the GET opened
+// is followed from its first event (the hub tells every stream of each wake-up; a stream not yet followed is looked
+// up once), and every keep-alive looks for new streams besides. `notifications/resources/updated`
 // goes out when a subscribed run changes, when a subscribed stream gets, edits or completes a message, and when
 // the inbox gains or loses an item; at most one per resource per second (a later change within the second is sent
 // at its end). Held like the other event streams: a connection share, `: keep-alive`, a lifetime, a buffer bound.
@@ -15,6 +17,7 @@ import { INBOX_URI, messagesUri, runUri } from './resources.js'
 import { subscriptionsOf } from './sessions.js'
 
 const NOTIFY_EVERY_MS = 1000
+const MAX_OTHER_STREAMS = 10000
 const INBOX_EVENTS = new Set(['run.created', 'run.updated', 'tool_call.created', 'tool_call.updated', 'decision.escalated'])
 
 /** The resources an event changes (the inbox is checked apart: only a change of its items counts). */
@@ -32,6 +35,9 @@ export class NotificationStream implements FeedReader {
   private readonly pending = new Map<string, NodeJS.Timeout>()
   private readonly keepAlive: NodeJS.Timeout
   private readonly lifetime: NodeJS.Timeout
+  private readonly stopWatching: () => void
+  /** Streams a wake-up named that are not the workspace's (looked up once each; forgotten past MAX_OTHER_STREAMS). */
+  private readonly others = new Set<string>()
   private inboxKeys: Set<string> | null = null
   private queue: Promise<void> = Promise.resolve()
   private ended = false
@@ -46,6 +52,7 @@ export class NotificationStream implements FeedReader {
     private readonly log: FastifyBaseLogger,
   ) {
     raw.once('close', () => this.close())
+    this.stopWatching = hub.watchWakes((streamId) => this.woken(streamId))
     this.keepAlive = setInterval(() => {
       this.write(': keep-alive\n\n')
       this.enqueue(() => this.follow())
@@ -69,10 +76,29 @@ export class NotificationStream implements FeedReader {
     this.ended = true
     clearInterval(this.keepAlive)
     clearTimeout(this.lifetime)
+    this.stopWatching()
     for (const timer of this.pending.values()) clearTimeout(timer)
     for (const unsubscribe of this.followed.values()) unsubscribe()
     this.followed.clear()
     if (!this.raw.writableEnded) this.raw.end()
+  }
+
+  /** A stream had new events: one not followed yet may be a new stream of the workspace (its first events count). */
+  private woken(streamId: string): void {
+    if (this.ended || this.followed.has(streamId) || this.others.has(streamId)) return
+    this.enqueue(async () => {
+      if (this.followed.has(streamId) || this.others.has(streamId)) return
+      const row = await this.db.selectFrom('streams').select('workspace_id').where('id', '=', streamId).executeTakeFirst()
+      if (this.ended || this.followed.has(streamId)) return
+      if (row?.workspace_id !== this.caller.workspaceId) {
+        if (this.others.size >= MAX_OTHER_STREAMS) this.others.clear()
+        this.others.add(streamId)
+        return
+      }
+      this.followed.set(streamId, this.hub.subscribe(streamId, this))
+      // The events that woke it came before the subscription: what they changed is told now.
+      await this.dispatch(new Set([messagesUri(streamId)]), true)
+    })
   }
 
   /** One piece of work at a time, in order; a failure is logged and the stream goes on. */

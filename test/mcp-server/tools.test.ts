@@ -184,6 +184,14 @@ for (const dialect of dialects()) {
       await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, maria)
       await waitFor(async () => (updated.includes(`tandem://runs/${run.id}`) && updated.includes('tandem://inbox')) || undefined, 5000, 'the run and inbox notifications')
       await client.unsubscribeResource({ uri: 'tandem://inbox' })
+
+      // A stream created after the GET stream opened is followed from its first event, not at the next keep-alive
+      // (15 s): its messages notify within 5 s.
+      const later = await createStream(app)
+      const laterUri = `tandem://streams/${later}/messages`
+      await client.subscribeResource({ uri: laterUri })
+      await send(app, 'POST', `/api/chat/streams/${later}/messages`, { content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'first' }] }] }] } })
+      await waitFor(async () => updated.includes(laterUri) || undefined, 5000, 'the new stream\'s notification')
     })
   })
 }
