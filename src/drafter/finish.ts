@@ -2,12 +2,15 @@
 // caps (phases, operators per phase, text lengths), ids made unique, and the compiled CycleDefinition
 // check. So a 200 from `/draft` is always a body that `POST …/cycles` accepts (agents aside: a phase of
 // `current` that names an agent of another workspace stays as the client sent it).
-import { Compile } from 'typebox/compile'
+import type { ValidateFunction } from 'ajv'
+import { compileBodyValidator } from '../http/validation.js'
 import { newId } from '../ids.js'
 import { CycleDefinition, MAX_OPERATORS, MAX_PHASES, type Phase, type Warning } from '../cycles/schemas.js'
 import type { DraftOutcome } from './types.js'
 
-const checkCycle = Compile(CycleDefinition)
+// Compiled at the first draft, not at start-up.
+let cycleValidator: ValidateFunction | undefined
+const checkCycle = (draft: unknown) => (cycleValidator ??= compileBodyValidator(CycleDefinition))(draft)
 
 /** The maxLength a schema gives a string field, if any (the bounds live in schemas.ts only). */
 function maxLengthOf(schema: unknown): number {
@@ -80,8 +83,8 @@ export function finishDraft(outcome: DraftOutcome): DraftOutcome {
   }
   if (draft.triggerName !== outcome.draft.triggerName) warnings.push({ code: 'text-shortened', detail: `The trigger name was longer than ${LIMITS.triggerName} characters and was shortened.` })
   if (draft.description !== outcome.draft.description) warnings.push({ code: 'text-shortened', detail: `The description was longer than ${LIMITS.description} characters and was shortened.` })
-  if (!checkCycle.Check(draft)) {
-    const first = checkCycle.Errors(draft)[0] as { instancePath?: string; message?: string } | undefined
+  if (!checkCycle(draft)) {
+    const first = cycleValidator?.errors?.[0]
     throw new UnfinishableDraftError(`the draft breaks the cycle schema${first ? ` at ${first.instancePath || '/'} (${first.message})` : ''}`)
   }
   return { draft, changes, warnings }

@@ -1,10 +1,7 @@
 // The model-backed engine: Claude, Mistral or any OpenAI-compatible server through the Vercel AI SDK,
 // with structured output. Whatever the model answers goes through repairDraft, like every draft.
-import { createAnthropic } from '@ai-sdk/anthropic'
-import { createMistral } from '@ai-sdk/mistral'
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
-import { APICallError } from '@ai-sdk/provider'
-import { generateText, jsonSchema, NoObjectGeneratedError, Output, type LanguageModel } from 'ai'
+import type { LanguageModel } from 'ai'
+import { aiSdk, anthropicProvider, mistralProvider, openAiCompatibleProvider } from '../runs/adapters/ai-sdk-modules.js'
 import Type from 'typebox'
 import type { DrafterConfig } from '../config.js'
 import { AppError } from '../http/problem.js'
@@ -75,14 +72,14 @@ export interface ModelSettings {
   env: NodeJS.ProcessEnv
 }
 
-function languageModel(config: Exclude<DrafterConfig, { kind: 'builtin' }>, env: NodeJS.ProcessEnv): LanguageModel {
+async function languageModel(config: Exclude<DrafterConfig, { kind: 'builtin' }>, env: NodeJS.ProcessEnv): Promise<LanguageModel> {
   switch (config.kind) {
     case 'anthropic':
-      return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}) })(config.model)
+      return (await anthropicProvider())({ apiKey: env.ANTHROPIC_API_KEY, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}) })(config.model)
     case 'mistral':
-      return createMistral({ apiKey: env.MISTRAL_API_KEY, ...(env.MISTRAL_BASE_URL ? { baseURL: env.MISTRAL_BASE_URL } : {}) })(config.model)
+      return (await mistralProvider())({ apiKey: env.MISTRAL_API_KEY, ...(env.MISTRAL_BASE_URL ? { baseURL: env.MISTRAL_BASE_URL } : {}) })(config.model)
     case 'openai-compatible':
-      return createOpenAICompatible({
+      return (await openAiCompatibleProvider())({
         name: 'openai-compatible',
         baseURL: config.baseURL,
         apiKey: env.OPENAI_COMPATIBLE_API_KEY,
@@ -92,16 +89,21 @@ function languageModel(config: Exclude<DrafterConfig, { kind: 'builtin' }>, env:
 }
 
 export function createModelDrafter(config: Exclude<DrafterConfig, { kind: 'builtin' }>, settings: ModelSettings): Drafter {
-  const model = languageModel(config, settings.env)
+  // The SDK loads with the first draft; the model is made once.
+  let model: Promise<LanguageModel> | undefined
   const name = `${config.kind}:${config.model}`
   return {
     name,
     async draft(request) {
+      // The SDK's first load is not the provider's time.
+      const { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output } = await aiSdk()
+      model ??= languageModel(config, settings.env)
+      const ready = await model
       const signal = AbortSignal.timeout(settings.timeoutMs)
       let answer: unknown
       try {
         const result = await generateText({
-          model,
+          model: ready,
           system: SYSTEM,
           prompt: userPrompt(request),
           output: Output.object({ schema: jsonSchema(ModelDraft) }),

@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Metrics } from '../metrics/metrics.js'
 
 type IncrCallback = Parameters<FastifyRateLimitStore['incr']>[1]
@@ -29,7 +29,9 @@ export interface SharedStore {
 }
 
 export async function sharedRateLimitStore(url: string, log: FastifyBaseLogger, metrics: Metrics): Promise<SharedStore> {
-  const redis = new Redis(url, {
+  // ioredis is loaded only when a Redis URL is set.
+  const { Redis: RedisClient } = await import('ioredis')
+  const redis = new RedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: COMMAND_TIMEOUT_MS,

@@ -1,6 +1,6 @@
 // Request validation: Ajv with every error collected, no coercion and no property removal for bodies;
 // query strings and path parameters (always strings on the wire) are coerced to their declared types.
-import { Ajv, type Options } from 'ajv'
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 
@@ -30,6 +30,11 @@ function makeAjv(options: Options): Ajv {
 
 const bodyAjv = makeAjv({ coerceTypes: false })
 const parameterAjv = makeAjv({ coerceTypes: true, useDefaults: true })
+
+/** A body validator for a schema checked outside a route (Tandem's own output, before it is answered). */
+export function compileBodyValidator(schema: object): ValidateFunction {
+  return bodyAjv.compile(schema)
+}
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : parameterAjv

@@ -4,13 +4,10 @@
 // The session lives in the database: each request builds its own SDK server and transport for it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { authentication } from '../principals/auth.js'
 import { rateLimits } from '../http/rate-limit.js'
 import { AppError } from '../http/problem.js'
 import { openEventStream } from '../http/event-stream.js'
-import { createMcpServer } from './server.js'
 import { endSession, findSession, keyHashOf, openSession, type McpSession } from './sessions.js'
 import { NotificationStream } from './notifications.js'
 
@@ -36,8 +33,19 @@ async function sessionOf(request: FastifyRequest): Promise<McpSession> {
   return session
 }
 
+/** The SDK and the tool server, loaded at the first /mcp call rather than at start-up (they are most of a cold start's modules). */
+const loadMcpServer = async () => {
+  const [{ WebStandardStreamableHTTPServerTransport }, { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS }, { createMcpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('./server.js'),
+  ])
+  return { WebStandardStreamableHTTPServerTransport, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, createMcpServer }
+}
+
 async function answerPost(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const app = request.server
+  const { WebStandardStreamableHTTPServerTransport, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, createMcpServer } = await loadMcpServer()
   const body = request.body as { method?: unknown; params?: { protocolVersion?: unknown } } | unknown[]
   const initialize = !Array.isArray(body) && typeof body === 'object' && body !== null && body.method === 'initialize'
   let session: McpSession | null = null

@@ -6,8 +6,7 @@
 //
 // Every failure — refused, down, slow, not MCP, too big — becomes an McpUnreachableError whose message says
 // what happened in the user's words and never holds the secret.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -120,6 +119,11 @@ export async function withMcpClient<T>(
   signal: AbortSignal | undefined,
   work: (client: Client, options: RequestOptions, redact: (text: string) => string) => Promise<T>,
 ): Promise<T> {
+  // The SDK is loaded at the first MCP call, not at start-up: most processes (and every test) never make one.
+  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ])
   const abort = new AbortController()
   let timedOut = false
   const timer = setTimeout(() => {

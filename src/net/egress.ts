@@ -10,7 +10,7 @@ import { Agent as HttpAgent, type AgentOptions } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import { isIP, type LookupFunction, type Socket } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { Agent, buildConnector, fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 
 /** undici's request options less the dispatcher, which is the guard's. */
 export type GuardedRequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'dispatcher'>
@@ -116,17 +116,23 @@ export function createEgressGuard(allow: string[]): EgressGuard {
     })
   }) as LookupFunction
 
-  // net.connect skips `lookup` for IP literals, so literals are checked here, before any socket exists.
-  const connector = buildConnector({ lookup } as buildConnector.BuildOptions)
-  const dispatcher = new Agent({
-    connect: (options, callback) => {
-      if (isIP(options.hostname) !== 0 && !allows(options.hostname)) {
-        callback(new EgressDeniedError(options.hostname), null)
-        return
-      }
-      connector(options, callback)
-    },
-  })
+  // undici is loaded, and its dispatcher made, at the first outgoing call rather than at start-up.
+  let undici: Promise<{ dispatcher: Dispatcher; fetch: typeof import('undici').fetch; request: typeof import('undici').request }> | undefined
+  const loadUndici = () =>
+    (undici ??= import('undici').then(({ Agent, buildConnector, fetch, request }) => {
+      // net.connect skips `lookup` for IP literals, so literals are checked here, before any socket exists.
+      const connector = buildConnector({ lookup } as import('undici').buildConnector.BuildOptions)
+      const dispatcher = new Agent({
+        connect: (options, callback) => {
+          if (isIP(options.hostname) !== 0 && !allows(options.hostname)) {
+            callback(new EgressDeniedError(options.hostname), null)
+            return
+          }
+          connector(options, callback)
+        },
+      })
+      return { dispatcher, fetch, request }
+    }))
 
   const guardedFetch = async (input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> => {
     // undici's fetch knows only its own Request class: a global Request is passed on as its parts.
@@ -136,6 +142,7 @@ export function createEgressGuard(allow: string[]): EgressGuard {
       init = { method: request.method, headers: request.headers, signal: request.signal, ...(body ? { body } : {}), ...init }
       input = request.url
     }
+    const { dispatcher, fetch: undiciFetch } = await loadUndici()
     try {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       return (await undiciFetch(input, { ...(init as any), redirect: 'manual', dispatcher })) as unknown as Response
@@ -168,7 +175,10 @@ export function createEgressGuard(allow: string[]): EgressGuard {
   }
 
   // undici 7's request follows no redirect (that takes its redirect interceptor, which this dispatcher lacks).
-  const request = (url: string, options: GuardedRequestOptions) => undiciRequest(url, { ...options, dispatcher }) as Promise<Dispatcher.ResponseData>
+  const request = async (url: string, options: GuardedRequestOptions) => {
+    const { dispatcher, request: undiciRequest } = await loadUndici()
+    return (await undiciRequest(url, { ...options, dispatcher })) as Dispatcher.ResponseData
+  }
 
   return { fetch: guardedFetch as typeof fetch, request, lookup, allows, httpAgent, httpsAgent }
 }

@@ -2,7 +2,7 @@
 // ("Translator" → translate) and synonyms for the work a step names. Parts of speech, lemmas and
 // conjugation come from compromise's lexicon and conjugation model, read one word at a time and memoised
 // (parsing whole prompts with compromise would cost ~1 ms a word); the synonym table is our own.
-import nlp from 'compromise'
+import { createRequire } from 'node:module'
 import { stemmer } from 'stemmer'
 
 interface Model {
@@ -13,13 +13,32 @@ interface Transform {
   verb: { toInfinitive: (word: string, model: Model, tense: string) => string }
 }
 
-const model = nlp.model() as unknown as Model
-const transform = (nlp.world() as unknown as { methods: { two: { transform: Transform } } }).methods.two.transform
+interface Compromise {
+  model(): unknown
+  world(): unknown
+}
+
+// compromise is loaded at the first word looked up, not at start-up (it is a large share of a cold start and only
+// drafting reads it), through its one-file CommonJS build so the load is synchronous.
+let lexicon: { model: Model; transform: Transform; abbreviations: Set<string> } | undefined
+function compromise(): { model: Model; transform: Transform; abbreviations: Set<string> } {
+  if (!lexicon) {
+    const nlp = createRequire(import.meta.url)('compromise') as Compromise
+    const model = nlp.model() as Model
+    lexicon = {
+      model,
+      transform: (nlp.world() as { methods: { two: { transform: Transform } } }).methods.two.transform,
+      // Abbreviations after which a full stop does not end a sentence ("Dr.", "e.g.", "vs.", "Inc."): compromise's list and a few more.
+      abbreviations: new Set([...Object.keys(model.one.abbreviations), 'eg', 'e.g', 'ie', 'i.e', 'vs', 'etc', 'cf', 'al', 'no', 'nos', 'approx', 'dept', 'est', 'fig']),
+    }
+  }
+  return lexicon
+}
 
 const VERB_TAGS = new Set(['Verb', 'Infinitive', 'PresentTense', 'PastTense', 'Gerund', 'Participle', 'PhrasalVerb', 'Imperative'])
 
 const tagsOf = (word: string): string[] => {
-  const tags = model.one.lexicon[word]
+  const tags = compromise().model.one.lexicon[word]
   return tags === undefined ? [] : Array.isArray(tags) ? tags : [tags]
 }
 
@@ -44,7 +63,7 @@ function isBaseVerb(word: string): boolean {
   if (NOT_VERBS.has(word)) return false
   const tags = tagsOf(word)
   if (tags.some((t) => VERB_TAGS.has(t))) return true
-  if (model.two.switches[word]?.includes('Verb')) return true
+  if (compromise().model.two.switches[word]?.includes('Verb')) return true
   // Words compromise does not know at all: the verb-forming suffixes say it ("translate", "notify", "summarize").
   return tags.length === 0 && VERB_SUFFIX.test(word) && word.length > 5 && !SUFFIX_NOUNS.has(word)
 }
@@ -63,10 +82,11 @@ export function verbLemma(word: string): string | null {
 function findVerbLemma(word: string): string | null {
   if (word.length < 2 || word.length > 30 || !/^[a-z][a-z-]*$/.test(word) || NOT_VERBS.has(word)) return null
   const tags = tagsOf(word)
-  if (EXTRA_VERBS.has(word) || tags.includes('Infinitive') || model.two.switches[word]?.includes('Verb')) return word
+  if (EXTRA_VERBS.has(word) || tags.includes('Infinitive') || compromise().model.two.switches[word]?.includes('Verb')) return word
   const tenses: Array<[RegExp, string]> = [[/(?:s|es)$/, 'PresentTense'], [/ed$/, 'PastTense'], [/ing$/, 'Gerund']]
   for (const [ending, tense] of tenses) {
     if (!ending.test(word)) continue
+    const { transform, model } = compromise()
     const base = transform.verb.toInfinitive(word, model, tense)
     if (base && base !== word && isBaseVerb(base)) return base
     // compromise's rules miss some spellings ("summarises" → "summarise"): try the plain endings too.
@@ -213,13 +233,10 @@ export const PHRASAL: Record<string, string[]> = {
   pull: ['together'],
 }
 
-/** Abbreviations after which a full stop does not end a sentence ("Dr.", "e.g.", "vs.", "Inc."): compromise's list and a few more. */
-const ABBREVIATIONS = new Set([...Object.keys(model.one.abbreviations), 'eg', 'e.g', 'ie', 'i.e', 'vs', 'etc', 'cf', 'al', 'no', 'nos', 'approx', 'dept', 'est', 'fig'])
-
 export function isAbbreviation(word: string): boolean {
   const lower = word.toLowerCase()
   // Dotted abbreviations ("e.g.", "U.S.") too.
-  return ABBREVIATIONS.has(lower) || /^(?:[a-z]\.)+[a-z]$/.test(lower)
+  return compromise().abbreviations.has(lower) || /^(?:[a-z]\.)+[a-z]$/.test(lower)
 }
 
 // Nouns of work whose stem is not their verb's ("publication" → publish): a phase may be named by its verb's noun.

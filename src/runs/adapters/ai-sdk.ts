@@ -2,8 +2,8 @@
 // retries (the engine owns retries and back-off), the context's fetch and signal, and the SDK's errors mapped
 // onto delivery outcomes. A streaming agent (the context has `onDelta`) is answered through `streamText`, each
 // text delta handed on as it arrives; either way the vendor's reported usage comes back with the answer.
-import { APICallError } from '@ai-sdk/provider'
-import { generateText, RetryError, streamText, type LanguageModel, type LanguageModelUsage } from 'ai'
+import type { LanguageModel, LanguageModelUsage, streamText } from 'ai'
+import { aiSdk, aiSdkIfLoaded } from './ai-sdk-modules.js'
 import type { AdapterContext, DeliveryOutcome, Usage } from './adapter.js'
 import { errorOutcome, isEgressDenied, malformed, redact, statusOutcome } from './outcome.js'
 import type { Prompt } from './prompt.js'
@@ -38,6 +38,7 @@ export async function answerWithModel(
   }
   if (context.onDelta) return streamWithModel(vendor, call, context, context.onDelta, options.secret)
   try {
+    const { generateText } = await aiSdk()
     const result = await generateText(call)
     const text = result.text.trim()
     if (!text) return malformed(vendor, 'answered with no text')
@@ -59,6 +60,7 @@ async function streamWithModel(
   let failure: unknown
   let usage: LanguageModelUsage | undefined
   try {
+    const { streamText } = await aiSdk()
     const result = streamText({ ...call, onError: () => {} })
     for await (const part of result.fullStream) {
       if (part.type === 'text-delta') {
@@ -80,7 +82,7 @@ async function streamWithModel(
   if (failure !== undefined) {
     // Cut after the answer had begun (a dropped connection, a stream that never ends; the SDK reports a stream
     // broken after a 2xx as an APICallError with that status): a transient failure.
-    const status = APICallError.isInstance(failure) ? failure.statusCode : undefined
+    const status = aiSdkIfLoaded()?.APICallError.isInstance(failure) ? (failure as { statusCode?: number }).statusCode : undefined
     const afterSuccess = status !== undefined && status >= 200 && status < 300
     if (afterSuccess || (text !== '' && status === undefined)) return errorOutcome(vendor, failure, context)
     return modelErrorOutcome(vendor, failure, context, secret)
@@ -91,13 +93,16 @@ async function streamWithModel(
 
 /** The SDK's errors as delivery outcomes: statuses as the vendors' (outcome.ts), network and time-out as retries. */
 export function modelErrorOutcome(vendor: string, thrown: unknown, context: AdapterContext, secret: string | null): DeliveryOutcome {
-  const error = RetryError.isInstance(thrown) ? thrown.lastError : thrown
+  // The SDK threw this, so it is loaded; without it nothing here is one of its errors.
+  const sdk = aiSdkIfLoaded()
+  const APICallError = sdk?.APICallError
+  const error = sdk?.RetryError.isInstance(thrown) ? thrown.lastError : thrown
   if (isEgressDenied(error)) return errorOutcome(vendor, error, context)
-  if (APICallError.isInstance(error) && error.statusCode !== undefined) {
+  if (APICallError?.isInstance(error) && error.statusCode !== undefined) {
     if (error.statusCode >= 200 && error.statusCode < 300) return malformed(vendor, 'answered with a malformed response')
     return statusOutcome(vendor, error.statusCode, headerOf(error.responseHeaders, 'retry-after'))
   }
-  if (APICallError.isInstance(error) || context.signal.aborted || error instanceof TypeError || isAbort(error)) {
+  if (APICallError?.isInstance(error) || context.signal.aborted || error instanceof TypeError || isAbort(error)) {
     return errorOutcome(vendor, error, context)
   }
   // Anything else the SDK throws (an unparseable body, a schema mismatch) is an answer we cannot use.

@@ -1,8 +1,8 @@
 // providerType `claude`: the Anthropic Messages API (`POST {base}/messages`) through the AI SDK's Anthropic
 // provider, with `system` = the agent's instructions and `x-api-key` = the credential (none under authMode none).
-import { createAnthropic } from '@ai-sdk/anthropic'
 import type { Adapter } from './adapter.js'
 import { answerWithModel } from './ai-sdk.js'
+import { anthropicProvider } from './ai-sdk-modules.js'
 import { fetchWithoutCredential } from './auth-mode.js'
 import { configString, maxTokens, vendorBase } from './outcome.js'
 import { buildPrompt } from './prompt.js'
@@ -19,6 +19,7 @@ export const claudeAdapter: Adapter = {
     return null
   },
   async deliver(payload, agent, context) {
+    const createAnthropic = await anthropicProvider()
     const provider = createAnthropic({ baseURL: vendorBase(agent, ANTHROPIC_BASE), apiKey: agent.secret ?? '', fetch: agent.secret ? context.fetch : fetchWithoutCredential(context, ['x-api-key']) })
     if (context.tools) return runToolLoop('Anthropic', provider(configString(agent, 'model') as string), buildPrompt(payload), context, { maxOutputTokens: maxTokens(agent.config) ?? DEFAULT_MAX_TOKENS, secret: agent.secret })
     return answerWithModel('Anthropic', provider(configString(agent, 'model') as string), buildPrompt(payload), context, {

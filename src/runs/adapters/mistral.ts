@@ -1,9 +1,9 @@
 // providerType `mistral`: with `config.agentId`, the Agents API (`POST {base}/agents/completions`, plain HTTP:
 // the AI SDK has no agents endpoint); otherwise chat completions with `config.model` through the AI SDK's
 // Mistral provider. The credential is sent as a Bearer token either way (nothing under authMode none).
-import { createMistral } from '@ai-sdk/mistral'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome, Usage } from './adapter.js'
 import { answerWithModel } from './ai-sdk.js'
+import { mistralProvider } from './ai-sdk-modules.js'
 import { fetchWithoutCredential } from './auth-mode.js'
 import { callJson, configString, errorOutcome, isObject, malformed, maxTokens, statusOutcome, traceHeaders, vendorBase } from './outcome.js'
 import { forEachEventData } from './sse-lines.js'
@@ -114,6 +114,7 @@ export const mistralAdapter: Adapter = {
     const prompt = buildPrompt(payload)
     const agentId = configString(agent, 'agentId')
     if (agentId) return answerWithAgent(agentId, prompt, agent, context)
+    const createMistral = await mistralProvider()
     const provider = createMistral({ baseURL: vendorBase(agent, MISTRAL_BASE), apiKey: agent.secret ?? '', fetch: agent.secret ? context.fetch : fetchWithoutCredential(context, ['authorization']) })
     const tokens = maxTokens(agent.config)
     if (context.tools) return runToolLoop('Mistral', provider(configString(agent, 'model') as string), prompt, context, { ...(tokens ? { maxOutputTokens: tokens } : {}), secret: agent.secret })

@@ -4,7 +4,8 @@
 // Text is forwarded as it streams (context.onDelta). At most `host.maxSteps` model steps (TANDEM_TOOL_STEPS): a
 // model still asking for tools at the last one ends the phase with a problem that says so. What the tools do,
 // where calls are recorded and how the phase waits belongs to the host (src/runs/tool-calls-host.ts).
-import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai'
+import type { LanguageModel, ModelMessage, ToolSet } from 'ai'
+import { aiSdk } from './ai-sdk-modules.js'
 import type { AdapterContext, DeliveryOutcome, Usage } from './adapter.js'
 import { modelErrorOutcome } from './ai-sdk.js'
 import { malformed } from './outcome.js'
@@ -77,6 +78,7 @@ export async function runToolLoop(
   if (!host) throw new Error('runToolLoop needs context.tools')
   const names = vendorToolNames(host.tools)
   if (names.warnings.length > 0) await host.noteWarnings(names.warnings)
+  const { jsonSchema, streamText } = await aiSdk()
   const tools: ToolSet = Object.fromEntries(
     names.offered.map(({ vendorName, tool }) => [vendorName, { description: tool.description, inputSchema: jsonSchema(tool.inputSchema as never) }]),
   )
