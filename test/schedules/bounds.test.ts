@@ -58,6 +58,25 @@ for (const dialect of dialects()) {
       for (const id of [...ids, off.json().id]) await send(app, 'DELETE', `/api/schedules/${id}`)
     })
 
+    it('concurrent creates and enables at the cap: exactly the cap is enabled, every other one is a 422', async () => {
+      const auth = await keyFor(app, 'cap-race', 'admin', 'cap-race-ws')
+      const stream = (await send(app, 'POST', '/api/streams', { name: 'race' }, auth)).json()
+      const url = `/api/streams/${stream.id}/schedules`
+      const off: string[] = []
+      for (let i = 0; i < 6; i++) off.push((await send(app, 'POST', url, { triggerName: 'race', cron: '0 0 1 1 *', enabled: false }, auth)).json().id)
+      // 18 creates and 6 enables at once, with room for 3 (PostgreSQL runs them on several connections).
+      const answers = await Promise.all([
+        ...Array.from({ length: 18 }, () => send(app, 'POST', url, { triggerName: 'race', cron: '0 0 1 1 *' }, auth)),
+        ...off.map((id) => send(app, 'PATCH', `/api/schedules/${id}`, { enabled: true }, auth)),
+      ])
+      const codes = answers.map((res) => res.statusCode)
+      assert.equal(codes.filter((code) => code === 201 || code === 200).length, 3, codes.join(' '))
+      assert.equal(codes.filter((code) => code === 422).length, 21, codes.join(' '))
+      const enabled = await app.database.db.selectFrom('schedules').select((eb) => eb.fn.countAll<string | number>().as('count'))
+        .where('workspace_id', '=', (await send(app, 'GET', '/api/me', undefined, auth)).json().workspaceId).where('enabled', '=', 1).executeTakeFirstOrThrow()
+      assert.equal(Number(enabled.count), 3)
+    })
+
     it('fires at most TANDEM_SCHEDULE_FIRINGS_PER_MINUTE ticks per workspace and minute; a tick past it starts nothing, moves on and is counted', async () => {
       const { streamId } = await waitingStream(app, 'rate')
       const schedules = []
