@@ -26,8 +26,8 @@ const LOCATION_OPERATIONS = ['createAgent', 'createAgentTemplate', 'createCreden
  */
 const EXTRA_STATUSES: Record<string, string[]> = {
   listMcpServerTools: ['502'],
-  getExposedAgentCard: ['304', '404', '429', '500'],
-  callExposedAgent: ['400', '401', '403', '404', '413', '415', '429', '500'],
+  getExposedAgentCard: ['304', '404', '421', '429', '500'],
+  callExposedAgent: ['400', '401', '403', '404', '413', '415', '421', '429', '500'],
 }
 /** A 304: the entity tag sent in If-None-Match is current. */
 const NOT_MODIFIED = { description: 'Not modified: the tag in `If-None-Match` is current; no body' }
