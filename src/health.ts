@@ -8,9 +8,9 @@ import { Problem } from './http/schemas.js'
 const Status = Type.Object({ status: Type.String() })
 
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/healthz', { schema: { tags: ['health'], operationId: 'checkLiveness', summary: 'Liveness', response: { 200: Status } } }, async () => ({ status: 'ok' }))
+  app.get('/healthz', { schema: { tags: ['health'], operationId: 'checkLiveness', summary: 'Liveness', response: { 200: Status, 421: Problem } } }, async () => ({ status: 'ok' }))
 
-  app.get('/readyz', { schema: { tags: ['health'], operationId: 'checkReadiness', summary: 'Readiness: the database answers', response: { 200: Status, 503: Problem } } }, async (request) => {
+  app.get('/readyz', { schema: { tags: ['health'], operationId: 'checkReadiness', summary: 'Readiness: the database answers', response: { 200: Status, 421: Problem, 503: Problem } } }, async (request) => {
     try {
       await sql`select 1`.execute(app.database.db)
       return { status: 'ready' }

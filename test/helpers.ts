@@ -8,6 +8,7 @@ import pg from 'pg'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
+import { watchStatuses } from './openapi-statuses.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -82,6 +83,8 @@ export async function build(dialect: Dialect, env: Record<string, string> = {}, 
     await app.database.close()
     await database.drop()
   })
+  // Added after: it runs before the hook above (last-added first). Fails the close on an undeclared status.
+  watchStatuses(app)
   await app.ready()
   return app
 }

@@ -18,6 +18,8 @@ export interface MessageTable {
   task_id: Generated<string | null>
   /** 0053: the claim (token hash) whose /deltas wrote the text; another claim's first delta resets it. */
   stream_key: Generated<string | null>
+  /** 0130: a streaming message's text length in UTF-16 code units, kept by the delta that appends in SQL. */
+  stream_length: Generated<number | null>
 }
 
 export interface MessageRevisionTable {

@@ -4,6 +4,12 @@
 import escapeHtml from 'escape-html'
 import type { Content, TextRun } from './schemas.js'
 
+/** Plain text as rich text: one paragraph per line. */
+export function contentOfText(text: string): Content {
+  const lines = text.split(/\r?\n/)
+  return { blocks: [{ type: 'rich_text', elements: lines.map((line) => ({ type: 'paragraph' as const, children: line === '' ? [] : [{ type: 'text' as const, text: line }] })) }] }
+}
+
 /** Characters of text in the whole content, counted in code points (as JSON Schema counts lengths). */
 export function textLength(content: Content): number {
   let length = 0

@@ -7,7 +7,7 @@ import type { Database } from '../db/database.js'
 import type { MessageTable } from './chat.table.js'
 import { newId, now } from '../ids.js'
 import type { Content, Message, Revision } from './schemas.js'
-import { renderText } from './richtext.js'
+import { contentOfText, renderText } from './richtext.js'
 import { appendEvent } from '../events/store.js'
 import type { MessageOrigin } from '../triggers/message-triggers.js'
 import { messageWritten } from './written.js'
@@ -41,7 +41,8 @@ export function toMessage(row: MessageRow): Message {
     streamId: row.stream_id,
     authorId: row.author_id,
     authorType: row.author_type,
-    content: JSON.parse(row.content),
+    // A streaming message's deltas append to its text only (src/chat/streaming.ts): its content is its text's.
+    content: row.status === 'streaming' ? contentOfText(row.text) : JSON.parse(row.content),
     text: row.text,
     revision: Number(row.revision),
     createdAt: row.created_at,
@@ -82,6 +83,7 @@ export async function insertMessage(
     status: 'complete',
     task_id: null,
     stream_key: null,
+    stream_length: null,
   }
   await insertRow(db, row.id, row.workspace_id, row.stream_id, row.author_id, row.author_type, row.content, row.text, row.created_at)
   const message = toMessage(row)

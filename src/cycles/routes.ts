@@ -28,10 +28,11 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
           operationId: 'draftCycle', summary: 'Draft a cycle for a stream',
           description:
             '`generate` builds a new cycle from `prompt`; `refine` applies `prompt` as edit instructions to `current`. ' +
-            'The draft is not stored. Phases are assigned to agents of the stream\'s workspace; when none fits, `agentId` is the nil UUID and a warning says so.',
+            'The draft is not stored. Phases are assigned to agents of the stream\'s workspace; when none fits, `agentId` is the nil UUID and a warning says so. ' +
+            '502 `bad-gateway` when the model\'s answer is unusable, 503 `service-unavailable` when too many drafts are waiting, 504 `gateway-timeout` when the model is too slow.',
           params: StreamIdParams,
           body: DraftBody,
-          response: { 200: DraftResult, 502: Problem, 504: Problem, ...ProblemResponses },
+          response: { 200: DraftResult, 502: Problem, 503: Problem, 504: Problem, ...ProblemResponses },
         },
       },
       async (request) => {

@@ -143,7 +143,7 @@ export const inboundHookRoutes = (options: { store?: FastifyRateLimitStoreCtor }
         params: Type.Object({ hookId: Uuid }, { additionalProperties: false }),
         headers: Type.Object({ 'webhook-id': Type.Optional(Type.String()), 'webhook-timestamp': Type.Optional(Type.String()), 'webhook-signature': Type.Optional(Type.String()) }),
         body: Type.Object({}, { additionalProperties: true, description: 'any JSON object, at most 64 KiB: the runs\' input' }),
-        response: { 200: HookAnswer, 202: HookAnswer, 400: Problem, 401: Problem, 404: Problem, 413: Problem, 415: Problem, 429: Problem, 500: Problem },
+        response: { 200: HookAnswer, 202: HookAnswer, 400: Problem, 401: Problem, 404: Problem, 413: Problem, 415: Problem, 421: Problem, 429: Problem, 500: Problem },
       },
     },
     async (request, reply) => {

@@ -65,6 +65,7 @@ export const ProblemResponses = {
   409: Problem,
   413: Problem,
   415: Problem,
+  421: Problem,
   422: Problem,
   429: Problem,
   500: Problem,

@@ -128,8 +128,8 @@ export const taskResultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (appended.tooLong) {
         throw new AppError('message-too-long', `The streamed message has ${appended.length} characters and this delta ${request.body.text.length}; a message holds at most ${MAX_TEXT_LENGTH}. The stream has failed (the message is "failed" with the text it had) and takes no more deltas; POST the answer to /result.`)
       }
-      await publishDelta(db, { streamId: run.stream_id, messageId: appended.message.id, offset: appended.offset, text: request.body.text, ...(appended.reset ? { reset: true as const } : {}) })
-      return { accepted: true as const, messageId: appended.message.id, offset: appended.offset }
+      await publishDelta(db, { streamId: run.stream_id, messageId: appended.messageId, offset: appended.offset, text: request.body.text, ...(appended.reset ? { reset: true as const } : {}) })
+      return { accepted: true as const, messageId: appended.messageId, offset: appended.offset }
     },
   )
 

@@ -290,6 +290,52 @@ for (const dialect of dialects()) {
       await runIn(app, run.id, 'succeeded')
     })
 
+    it('token-only: a delta appends in SQL; neither the text so far nor its content travels to or from the database', async () => {
+      const agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: true, tools: [] } })
+      const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
+      const key = (await createApiKey(app.database.db, { workspaceId, name: `append-${dialect}`, agentId })).key
+      const { events, run } = await streamAndRun(agentId)
+      events.close()
+      const task: any = await waitFor(async () => {
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })
+        return res.statusCode === 200 ? res.json() : undefined
+      })
+      const path = `/api/tasks/${task.task.id}/deltas`
+      const auth = { authorization: `Bearer ${task.result.token}` }
+      const head = 'h'.repeat(20000)
+      assert.equal((await send(app, 'POST', path, { text: head }, auth)).statusCode, 200)
+      // Every query Kysely runs (transactions included: their executors share the prototype), with its values and rows.
+      const executor = Object.getPrototypeOf(app.database.db.getExecutor()) as { executeQuery: (...args: any[]) => Promise<any> }
+      const original = executor.executeQuery
+      const traffic: string[] = []
+      executor.executeQuery = async function (this: unknown, ...args: any[]) {
+        const result = await original.apply(this, args)
+        for (const value of [...args[0].parameters, ...result.rows.flatMap((row: object) => Object.values(row))]) if (typeof value === 'string') traffic.push(value)
+        return result
+      }
+      const offsets: number[] = []
+      try {
+        for (const piece of ['one', 'two', 'three']) {
+          const res = await send(app, 'POST', path, { text: piece }, auth)
+          assert.equal(res.statusCode, 200, res.body)
+          offsets.push(res.json().offset)
+        }
+      } finally {
+        executor.executeQuery = original
+      }
+      assert.deepEqual(offsets, [20000, 20003, 20006])
+      const longest = Math.max(...traffic.map((value) => value.length))
+      assert.ok(longest < 1000, `a delta moved ${longest} characters to or from the database`)
+      const last = await send(app, 'POST', path, { text: '.' }, auth)
+      const message = (await send(app, 'GET', `/api/chat/messages/${last.json().messageId}`)).json()
+      assert.equal(message.status, 'streaming')
+      assert.equal(message.text, `${head}onetwothree.`)
+      assert.equal(message.content.blocks[0].elements[0].children[0].text, `${head}onetwothree.`, 'the content follows the text')
+      const answered = await send(app, 'POST', `/api/tasks/${task.task.id}/result`, { output: { text: 'Done.' } }, auth)
+      assert.equal(answered.statusCode, 200, answered.body)
+      await runIn(app, run.id, 'succeeded')
+    })
+
     it('token-only without capabilities.streaming: /deltas is a 409 streaming-off', async () => {
       const agentId = await createAgent(app, { providerType: 'custom_token_only' })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId

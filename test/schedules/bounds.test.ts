@@ -58,17 +58,40 @@ for (const dialect of dialects()) {
       for (const id of [...ids, off.json().id]) await send(app, 'DELETE', `/api/schedules/${id}`)
     })
 
+    it('concurrent creates and enables at the cap: exactly the cap is enabled, every other one is a 422', async () => {
+      const auth = await keyFor(app, 'cap-race', 'admin', 'cap-race-ws')
+      const stream = (await send(app, 'POST', '/api/streams', { name: 'race' }, auth)).json()
+      const url = `/api/streams/${stream.id}/schedules`
+      const off: string[] = []
+      for (let i = 0; i < 6; i++) off.push((await send(app, 'POST', url, { triggerName: 'race', cron: '0 0 1 1 *', enabled: false }, auth)).json().id)
+      // 18 creates and 6 enables at once, with room for 3 (PostgreSQL runs them on several connections).
+      const answers = await Promise.all([
+        ...Array.from({ length: 18 }, () => send(app, 'POST', url, { triggerName: 'race', cron: '0 0 1 1 *' }, auth)),
+        ...off.map((id) => send(app, 'PATCH', `/api/schedules/${id}`, { enabled: true }, auth)),
+      ])
+      const codes = answers.map((res) => res.statusCode)
+      assert.equal(codes.filter((code) => code === 201 || code === 200).length, 3, codes.join(' '))
+      assert.equal(codes.filter((code) => code === 422).length, 21, codes.join(' '))
+      const enabled = await app.database.db.selectFrom('schedules').select((eb) => eb.fn.countAll<string | number>().as('count'))
+        .where('workspace_id', '=', (await send(app, 'GET', '/api/me', undefined, auth)).json().workspaceId).where('enabled', '=', 1).executeTakeFirstOrThrow()
+      assert.equal(Number(enabled.count), 3)
+    })
+
     it('fires at most TANDEM_SCHEDULE_FIRINGS_PER_MINUTE ticks per workspace and minute; a tick past it starts nothing, moves on and is counted', async () => {
       const { streamId } = await waitingStream(app, 'rate')
       const schedules = []
       for (let i = 0; i < 3; i++) schedules.push((await send(app, 'POST', `/api/streams/${streamId}/schedules`, { triggerName: 'rate', cron: '0 0 1 1 *' })).json())
       const minute = new Date('2030-01-01T10:00:05Z')
       const deps = { settings: app.config.runs, log: app.log, metrics: app.metrics, firingsPerMinute: 2, now: () => minute }
-      for (const schedule of schedules) await fireSchedule(deps, app.database.db, { scheduleId: schedule.id, tick: schedule.nextRunAt })
+      // All three at once (on PostgreSQL, three transactions on three connections): the conditional update of the
+      // minute's count lets exactly two through.
+      await Promise.all(schedules.map((schedule) => fireSchedule(deps, app.database.db, { scheduleId: schedule.id, tick: schedule.nextRunAt })))
       assert.equal((await runsOf(app, streamId)).length, 2, 'two ticks fired, the third started nothing')
-      const third = (await send(app, 'GET', `/api/schedules/${schedules[2].id}`)).json()
-      assert.equal(third.lastRunAt, schedules[2].nextRunAt, 'the refused tick is spent')
-      assert.ok(Date.parse(third.nextRunAt) > Date.parse(schedules[2].nextRunAt), 'and the schedule waits for its next one')
+      const read = await Promise.all(schedules.map(async (schedule) => (await send(app, 'GET', `/api/schedules/${schedule.id}`)).json()))
+      for (const [i, schedule] of read.entries()) {
+        assert.equal(schedule.lastRunAt, schedules[i].nextRunAt, 'every tick is spent, the refused one too')
+        assert.ok(Date.parse(schedule.nextRunAt) > Date.parse(schedules[i].nextRunAt), 'and each schedule waits for its next one')
+      }
       assert.match((await send(app, 'GET', '/metrics')).body, /tandem_trigger_refusals_total\{reason="schedule-rate"\} 1/)
       // The next minute has its own firings.
       const next = await send(app, 'PATCH', `/api/schedules/${schedules[2].id}`, { cron: '0 0 2 1 *' })
