@@ -12,7 +12,7 @@ export interface Frame {
 const anywhere = (name: RegExp, url?: RegExp) => (stack: Frame[]) => stack.some((f) => name.test(f.functionName) && (!url || url.test(f.url)))
 
 const CALLS: Array<[string, (stack: Frame[]) => boolean]> = [
-  ['full-text index (agents\' search entry)', anywhere(/^(indexAgentForSearch|unindexAgentForSearch)$/)],
+  ['full-text index (agents\' search entry)', anywhere(/^(indexAgentForSearch|unindexAgentForSearch|runWrites|runBatchWrites)$/)],
   // On SQLite FTS5 writes the previous transaction's pending entry at the next savepoint: with agent creation this
   // is mostly the full-text index too.
   ['SQLite savepoint and commit', anywhere(/^(beginTransaction|commitTransaction|commitOpenBatch|rollbackTransaction)$/, /sqlite-driver|kysely/)],
