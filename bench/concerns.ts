@@ -13,8 +13,8 @@ const anywhere = (name: RegExp, url?: RegExp) => (stack: Frame[]) => stack.some(
 
 const CALLS: Array<[string, (stack: Frame[]) => boolean]> = [
   ['full-text index (agents\' search entry)', anywhere(/^(indexAgentForSearch|unindexAgentForSearch|runWrites|runBatchWrites)$/)],
-  // On SQLite FTS5 writes the previous transaction's pending entry at the next savepoint: with agent creation this
-  // is mostly the full-text index too.
+  // On SQLite the agents' entries run at the batch's end (runWrites, counted above); FTS5 writes what is pending at
+  // a savepoint, so a savepoint opened after a search's early run (runBatchWrites) may still hold index work.
   ['SQLite savepoint and commit', anywhere(/^(beginTransaction|commitTransaction|commitOpenBatch|rollbackTransaction)$/, /sqlite-driver|kysely/)],
   ['event append', anywhere(/^appendEvent$/)],
   ['drafting engine (builtin)', anywhere(/^(draftBuiltin|runOffLoop|searchPlanOffLoop)$/)],
