@@ -1,9 +1,11 @@
 // The agents' search index (tables agent_search and, in SQLite, agent_search_keys; migrations 0035 and 0037),
 // in which the drafter finds the agents that may fit a prompt: written by the agent store in the same
-// transaction as the agent itself.
-import { PostgresAdapter, sql, type Expression, type Kysely } from 'kysely'
-import { prepared } from '../db/prepared.js'
+// transaction as the agent itself. In SQLite the entry's writes run at the end of that transaction's batch of
+// group commit, outside its savepoint (sqlite-driver.ts atBatchCommit): FTS5 would otherwise write a segment per
+// agent; they commit with the agent or not at all, and readers inside a transaction run them first.
+import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { sqliteDriverOf } from '../db/sqlite-driver.js'
 import { MAX_INDEXED_INSTRUCTIONS, MAX_INDEXED_TOOL, MAX_INDEXED_TOOLS } from '../text/agent-text.js'
 import { words } from '../text/language.js'
 
@@ -53,22 +55,27 @@ export async function indexAgentForSearch(db: Kysely<Database>, agent: Searchabl
     return
   }
   if (existing) await unindexAgentForSearch(db, agent.id)
-  await insertSqliteEntry(db, agent.id, agent.workspace_id, agent.name, text.tools, text.instructions, knownByNameOnly(agent) ? 'yes' : '')
-  await insertSqliteKey(db, agent.id, agent.workspace_id, name.start, name.whole)
+  await writeOnSqlite(db, INSERT_ENTRY, [agent.id, agent.workspace_id, agent.name, text.tools, text.instructions, knownByNameOnly(agent) ? 'yes' : ''])
+  await writeOnSqlite(db, INSERT_KEY, [agent.id, agent.workspace_id, name.start, name.whole])
 }
 
-// SQLite's entry: the FTS5 row, then the key row that finds it (rowid of the FTS5 row just written). Prepared
-// (compiled once; they run on every agent write); a raw query is compiled against the caller's executor.
-const insertSqliteEntry = prepared(6, (db, agentId: Expression<string>, workspaceId: Expression<string>, name: Expression<string>, tools: Expression<string>, instructions: Expression<string>, nameOnly: Expression<string>) => ({
-  compile: () => sql`
-    insert into agent_search (agent_id, workspace_id, name, tools, instructions, name_only)
-    values (${agentId}, ${workspaceId}, ${name}, ${tools}, ${instructions}, ${nameOnly})`.compile(db),
-}))
-const insertSqliteKey = prepared(4, (db, agentId: Expression<string>, workspaceId: Expression<string>, start: Expression<string>, whole: Expression<string>) => ({
-  compile: () => sql`
-    insert into agent_search_keys (agent_id, search_rowid, workspace_id, name_start, name_words)
-    values (${agentId}, last_insert_rowid(), ${workspaceId}, ${start}, ${whole})`.compile(db),
-}))
+// SQLite's entry: the FTS5 row, then the key row that finds it (rowid of the FTS5 row just written); both run
+// one after the other at the batch's end, in the order they were handed over.
+const INSERT_ENTRY = 'insert into agent_search (agent_id, workspace_id, name, tools, instructions, name_only) values (?, ?, ?, ?, ?, ?)'
+const INSERT_KEY = 'insert into agent_search_keys (agent_id, search_rowid, workspace_id, name_start, name_words) values (?, last_insert_rowid(), ?, ?, ?)'
+const DELETE_ENTRY = 'delete from agent_search where rowid = (select search_rowid from agent_search_keys where agent_id = ?)'
+const DELETE_KEY = 'delete from agent_search_keys where agent_id = ?'
+
+/** A write of SQLite's entry: at the end of the caller's batch when it is a transaction of the batching driver, else now. */
+async function writeOnSqlite(db: Kysely<Database>, text: string, parameters: unknown[]): Promise<void> {
+  if (db.isTransaction && sqliteDriverOf(db)?.atBatchCommit(text, parameters)) return
+  await db.executeQuery(CompiledQuery.raw(text, parameters))
+}
+
+/** Before reading SQLite's entries inside a transaction: the writes handed over for the batch's end, run now. */
+const readyToRead = (db: Kysely<Database>) => {
+  if (db.isTransaction) sqliteDriverOf(db)?.runBatchWrites()
+}
 
 /** Drops an agent's entry; call with the transaction that deletes the agent. */
 export async function unindexAgentForSearch(db: Kysely<Database>, id: string): Promise<void> {
@@ -76,8 +83,8 @@ export async function unindexAgentForSearch(db: Kysely<Database>, id: string): P
     await sql`delete from agent_search where agent_id = ${id}`.execute(db)
     return
   }
-  await sql`delete from agent_search where rowid = (select search_rowid from agent_search_keys where agent_id = ${id})`.execute(db)
-  await sql`delete from agent_search_keys where agent_id = ${id}`.execute(db)
+  await writeOnSqlite(db, DELETE_ENTRY, [id])
+  await writeOnSqlite(db, DELETE_KEY, [id])
 }
 
 /**
@@ -95,6 +102,7 @@ export async function namedAgentIds(db: Kysely<Database>, workspaceId: string, t
   }
   if (starts.size === 0) return []
   const list = JSON.stringify([...starts])
+  if (!isPostgres(db)) readyToRead(db)
   const { rows } = isPostgres(db)
     ? await sql<{ agent_id: string; name_words: string }>`
         select agent_id, name_words from agent_search
@@ -211,6 +219,7 @@ async function bestOnSqlite(db: Kysely<Database>, workspaceId: string, terms: Se
     arms.push([`{instructions} : ${term} NOT {name tools} : ${term}`, factor * INSTRUCTION_WEIGHT])
   }
   const json = JSON.stringify(arms)
+  readyToRead(db)
   // The index holds every workspace's agents: read the best, then keep this workspace's, reading more if others took places.
   for (let wanted = limit; ; wanted *= 4) {
     const { rows: best } = await sql<{ entry: number }>`

@@ -86,7 +86,22 @@ export async function insertAgent(db: Kysely<Database>, workspaceId: string, bod
     await insertRow(trx, ...(COLUMNS.map((column) => row[column]) as unknown as AgentValues))
     await indexAgentForSearch(trx, row)
   })
-  return toAgent(row)
+  // The agent as toAgent(row) reads it back, without parsing the JSON just written: the body's values are JSON.
+  return {
+    id: row.id,
+    providerType: row.provider_type as Agent['providerType'],
+    authMode: row.auth_mode as Agent['authMode'],
+    name: row.name,
+    avatarAssetId: row.avatar_asset_id,
+    credentialId: row.credential_id,
+    config: body.config ?? {},
+    instructions: row.instructions,
+    templateId: row.template_id,
+    capabilities: { streaming: row.streaming === 1, tools: body.capabilities?.tools ?? [] },
+    endpointUrl: row.endpoint_url,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
 }
 
 export async function findAgent(db: Kysely<Database>, workspaceId: string, id: string): Promise<Agent | undefined> {

@@ -18,9 +18,16 @@
 // - SQLite rolling the whole transaction back by itself (a full disk, an I/O error) fails every transaction of
 //   the batch.
 //
-// Two more ways to take part in a batch:
+// Three more ways to take part in a batch:
 // - afterCommit(hook): code inside a transaction asks for a call once its batch has committed (or to be told the
 //   transaction was abandoned): the job worker starts a job at the commit of the transaction that created it;
+// - atBatchCommit(sql, parameters): code inside a transaction hands over a write that nothing in the transaction
+//   reads back, to run just before the batch's COMMIT, outside every savepoint, in the order the transactions
+//   committed: the agents' full-text entries. FTS5 writes its pending entries as a segment of their own whenever
+//   a savepoint opens, so written in their transactions they cost a segment each; written at the batch's end, one
+//   segment for the batch. Dropped with a transaction that rolls back; one that fails at the COMMIT fails the
+//   batch, as a failed COMMIT does. A reader of such a table inside a transaction calls runBatchWrites() first,
+//   so it sees what the batch's earlier transactions wrote, as everywhere else;
 // - writeInBatch(sql, parameters): one statement joins the open batch, without a transaction or a savepoint (a
 //   statement is atomic by itself), when nobody holds the connection: a finished job's deletion.
 //
@@ -57,6 +64,12 @@ export interface CommitHook {
   abandoned(): void
 }
 
+/** A write handed over for the batch's end (atBatchCommit). */
+interface BatchWrite {
+  sql: string
+  parameters: readonly unknown[]
+}
+
 interface Member {
   resolve: () => void
   reject: (error: unknown) => void
@@ -66,6 +79,8 @@ interface Member {
 interface Batch {
   /** Transactions released into the batch, waiting for its COMMIT. */
   committed: Member[]
+  /** Their writes for the batch's end (atBatchCommit), in commit order. */
+  writes: BatchWrite[]
 }
 
 function settleMember(member: Member, error?: unknown): void {
@@ -84,6 +99,10 @@ class Lease implements DatabaseConnection {
   inTransaction = false
   /** What the transaction asked to happen at its commit (afterCommit). */
   hooks: CommitHook[] | null = null
+  /** Its writes for the batch's end (atBatchCommit). */
+  writes: BatchWrite[] | null = null
+  /** The batch's writes that runBatchWrites() ran inside this transaction's savepoint: due again if it rolls back. */
+  ranForBatch: BatchWrite[] | null = null
 
   constructor(private readonly driver: BatchingSqliteDriver) {}
 
@@ -171,6 +190,43 @@ export class BatchingSqliteDriver implements Driver {
     return true
   }
 
+  /**
+   * Hands over a write to run just before the COMMIT of the batch of the transaction now holding the connection,
+   * outside its savepoint (see the header); false when no transaction holds it (run it now then).
+   */
+  atBatchCommit(sql: string, parameters: readonly unknown[]): boolean {
+    const lease = this.holder
+    if (!lease?.inTransaction) return false
+    ;(lease.writes ??= []).push({ sql, parameters })
+    return true
+  }
+
+  /**
+   * Runs now the writes handed over for the batch's end, the batch's and then the caller's own: call inside a
+   * transaction before reading what they write. Outside one, any query commits the open batch, with its writes.
+   */
+  runBatchWrites(): void {
+    const lease = this.holder
+    if (!lease?.inTransaction) return
+    const batch = this.batch
+    if (batch && batch.writes.length > 0) {
+      const writes = batch.writes
+      batch.writes = []
+      // Inside this transaction's savepoint: if it rolls back, they are undone with it and due again.
+      ;(lease.ranForBatch ??= []).push(...writes)
+      this.runWrites(writes)
+    }
+    if (lease.writes) {
+      const writes = lease.writes
+      lease.writes = null
+      this.runWrites(writes)
+    }
+  }
+
+  private runWrites(writes: readonly BatchWrite[]): void {
+    for (const write of writes) this.prepare(write.sql).run(write.parameters as unknown[])
+  }
+
   async acquireConnection(): Promise<DatabaseConnection> {
     const lease = new Lease(this)
     if (this.holder === null) this.holder = lease
@@ -196,7 +252,7 @@ export class BatchingSqliteDriver implements Driver {
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     if (!this.batch) {
       this.exec('begin')
-      this.batch = { committed: [] }
+      this.batch = { committed: [], writes: [] }
     }
     this.exec(`savepoint ${MEMBER}`)
     ;(connection as Lease).inTransaction = true
@@ -209,6 +265,9 @@ export class BatchingSqliteDriver implements Driver {
     const hooks = lease.hooks
     lease.hooks = null
     const batch = this.batch as Batch
+    if (lease.writes) batch.writes.push(...lease.writes)
+    lease.writes = null
+    lease.ranForBatch = null
     const committed = this.join(batch, hooks)
     this.release(lease)
     return committed
@@ -235,7 +294,7 @@ export class BatchingSqliteDriver implements Driver {
     if (this.holder !== null) return undefined
     if (!this.batch) {
       this.exec('begin')
-      this.batch = { committed: [] }
+      this.batch = { committed: [], writes: [] }
     }
     const batch = this.batch
     try {
@@ -262,6 +321,9 @@ export class BatchingSqliteDriver implements Driver {
     lease.inTransaction = false
     for (const hook of lease.hooks ?? []) hook.abandoned()
     lease.hooks = null
+    lease.writes = null
+    const ranForBatch = lease.ranForBatch
+    lease.ranForBatch = null
     const batch = this.batch as Batch
     if (!this.raw.inTransaction) {
       // SQLite rolled the whole batch back itself (SQLITE_FULL, SQLITE_IOERR…): none of it was committed.
@@ -272,6 +334,8 @@ export class BatchingSqliteDriver implements Driver {
     }
     this.exec(`rollback to ${MEMBER}`)
     this.exec(`release ${MEMBER}`)
+    // The batch's writes it ran (runBatchWrites) were undone with it: due again, before any handed over since.
+    if (ranForBatch) batch.writes.unshift(...ranForBatch)
     if (batch.committed.length === 0) {
       this.exec('rollback')
       this.batch = null
@@ -313,6 +377,7 @@ export class BatchingSqliteDriver implements Driver {
     this.batch = null
     if (CRASH_BEFORE_GROUP_COMMIT && batch.committed.length > 1) process.kill(process.pid, 'SIGKILL')
     try {
+      this.runWrites(batch.writes)
       this.exec('commit')
     } catch (error) {
       if (this.raw.inTransaction) this.exec('rollback')

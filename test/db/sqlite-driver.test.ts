@@ -209,6 +209,61 @@ describe('SQLite driver: group commit', () => {
     assert.deepEqual(committedNames(), ['first', 'joined', 'member', 'second member'])
   })
 
+  it('atBatchCommit: a write handed over runs at the batch\'s end; dropped with a transaction that rolls back; read early through runBatchWrites', async () => {
+    const write = (name: string) => driver.atBatchCommit('insert into items (name) values (?)', [name])
+    const count = async (trx: AnyDb, name: string) => Number((await sql<{ n: number }>`select count(*) as n from items where name = ${name}`.execute(trx)).rows[0]!.n)
+    assert.equal(write('outside'), false, 'no transaction holds the connection')
+    const outcomes = await Promise.allSettled(
+      together([
+        async (trx) => {
+          await insert(trx, 'a')
+          assert.equal(write('a handed over'), true)
+          return count(trx, 'a handed over')
+        },
+        async (trx) => {
+          await insert(trx, 'b')
+          write('b handed over')
+          throw new Error('changed its mind')
+        },
+        // Reads what the batch's earlier transaction handed over, then rolls back: that write is due again.
+        async (trx) => {
+          driver.runBatchWrites()
+          const seen = await count(trx, 'a handed over')
+          throw new Error(`saw ${seen}, rolled back`)
+        },
+        async (trx) => {
+          write('d handed over')
+          driver.runBatchWrites()
+          return [await count(trx, 'a handed over'), await count(trx, 'd handed over')]
+        },
+      ]),
+    )
+    assert.deepEqual(
+      outcomes.map((o) => (o.status === 'fulfilled' ? o.value : String(o.reason))),
+      [0, 'Error: changed its mind', 'Error: saw 1, rolled back', [1, 1]],
+    )
+    assert.deepEqual(committedNames(), ['a', 'a handed over', 'd handed over'])
+
+    // One that fails at the batch's end fails the batch, as a failed COMMIT does: nothing of it is kept.
+    await quiet()
+    const failed = await Promise.allSettled(
+      together([
+        async (trx) => {
+          await insert(trx, 'innocent')
+          write('twice')
+        },
+        async () => {
+          write('twice')
+        },
+      ]),
+    )
+    assert.deepEqual(failed.map((o) => o.status), ['rejected', 'rejected'])
+    assert.match(String((failed[0] as PromiseRejectedResult).reason), /UNIQUE/)
+    assert.deepEqual(committedNames(), ['a', 'a handed over', 'd handed over'])
+    await db.transaction().execute((trx) => insert(trx, 'after'))
+    assert.deepEqual(committedNames(), ['a', 'a handed over', 'after', 'd handed over'])
+  })
+
   it(`a batch commits at once when it holds ${MAX_BATCH} transactions`, async () => {
     const before = { ...driver.stats }
     const names = Array.from({ length: MAX_BATCH * 2 + 5 }, (_, i) => `n${String(i).padStart(3, '0')}`)
