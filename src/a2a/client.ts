@@ -206,11 +206,13 @@ async function followUp(task: Task, endpoint: string, payload: TaskPayload, agen
   const waits = context.a2aWaits
   if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED || !waits) return outcome
   const question = await waits.question(payload.task.id)
+  // While Tandem's operators are asked, the remote is not looked at and the task's clock stands still: the phase
+  // waits, and its answer brings a look again (remote-clock.ts).
   if (question === null) {
-    await waits.ask(payload.task.id, task.status.message ? partsText(task.status.message.parts) : '')
-    return outcome
+    const asked = await waits.ask(payload.task.id, task.status.message ? partsText(task.status.message.parts) : '')
+    return asked ? { kind: 'waiting' } : outcome
   }
-  if ('open' in question) return outcome
+  if ('open' in question) return { kind: 'waiting' }
   await waits.relayed(payload.task.id, question.callId)
   const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
   try {

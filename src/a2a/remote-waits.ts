@@ -13,6 +13,7 @@ import { snapshotOf } from '../runs/transitions.js'
 import { callsOfTask, recordToolCallEvent, type ToolCallRow } from '../runs/tool-calls.js'
 import { ASK_OPERATOR, waitingStatus } from '../waits/kinds.js'
 import { NO_ANSWER } from '../waits/question.js'
+import { pauseClock } from './remote-clock.js'
 
 export type QuestionState = { open: true } | { answer: string; callId: string } | null
 
@@ -63,6 +64,7 @@ export function remoteWaits(db: Kysely<Database>, settings: RunsConfig): RemoteW
             phase.status = status
             run.status = 'waiting'
             await persistRun(t, run, 'tool_wait', before)
+            await pauseClock(trx, task.id)
           }
           return true
         }),

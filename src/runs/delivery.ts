@@ -79,7 +79,9 @@ export async function settleTask(
  * agent answers in its response) never gets one: no job row per task for nothing to time out.
  */
 function timeoutJob(task: TaskRow, settings: FastifyInstance['config']['runs']): JobSpec {
-  return { name: TIMEOUT_JOB, payload: { taskId: task.id }, options: { jobKey: timeoutKey(task.id), runAt: new Date(Date.parse(task.created_at) + settings.taskTimeoutS * 1000) } }
+  // Later by the time the task's clock stood still (src/a2a/remote-clock.ts).
+  const paused = Number(task.clock_paused_ms) || 0
+  return { name: TIMEOUT_JOB, payload: { taskId: task.id }, options: { jobKey: timeoutKey(task.id), runAt: new Date(Date.parse(task.created_at) + settings.taskTimeoutS * 1000 + paused) } }
 }
 
 const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
