@@ -38,6 +38,4 @@ export interface A2aRemoteTaskTable {
   canceled_at: string | null
   /** The question call whose answer was last sent back to the remote. */
   relayed_call_id: Generated<string | null>
-  /** 0121: when the task's clock was paused for an operator (null: it runs). */
-  paused_at: Generated<string | null>
 }

@@ -1,7 +1,8 @@
 // The task time-out of a phase done by a remote A2A agent stands still while Tandem's operators are asked on the
 // remote's behalf (its INPUT_REQUIRED as a question): the remote waits on Tandem then, not Tandem on the remote.
-// pauseClock runs in the transaction that opens the wait: the time-out job goes, and so does any follow-up
-// (no look at the remote while it waits on us; on PostgreSQL the delivery's lease and watchdog too). resumeClocks
+// pauseClock runs in the transaction that opens the wait: the time-out job goes (and no delivery arms one while the
+// clock stands still), and for a question the follow-up too (no look at the remote while it waits on our answer;
+// an authorization keeps being looked at, so a remote that moves on is seen). resumeClocks
 // runs in the transaction of every run change (the engine's persistRun): a phase that stops waiting and runs again
 // gets its tasks' time-outs back, later by the time they stood still, and a look at the remote task at once (which
 // sends the answer back).
@@ -17,13 +18,17 @@ import { vaultOf } from '../credentials/vault.js'
 
 const WAITING = new Set(['awaiting_input', 'awaiting_tool_approval'])
 
-/** Stops the clock of a remote task whose phase now waits on Tandem's operators (once: a running pause stays). */
-export async function pauseClock(db: Kysely<Database>, taskId: string): Promise<void> {
-  await db.updateTable('a2a_remote_tasks').set({ paused_at: now() }).where('task_id', '=', taskId).where('paused_at', 'is', null).execute()
+/**
+ * Stops the clock of a remote task whose phase now waits on Tandem's operators (once: a running pause stays).
+ * `stopLooking`: the remote is not looked at meanwhile either (its pending look goes; on PostgreSQL the delivery's
+ * lease and watchdog too).
+ */
+export async function pauseClock(db: Kysely<Database>, taskId: string, options: { stopLooking: boolean }): Promise<void> {
+  await db.updateTable('run_tasks').set({ clock_paused_at: now() }).where('id', '=', taskId).where('clock_paused_at', 'is', null).execute()
   const keys = [timeoutKey(taskId)]
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await db.updateTable('run_tasks').set({ lease_until: null }).where('id', '=', taskId).execute()
+  if (options.stopLooking) {
     keys.push(deliveryKey(taskId))
+    if (db.getExecutor().adapter instanceof PostgresAdapter) await db.updateTable('run_tasks').set({ lease_until: null }).where('id', '=', taskId).execute()
   }
   await removeJobs(db, keys)
 }
@@ -34,17 +39,16 @@ export async function resumeClocks(db: Kysely<Database>, settings: RunsConfig, r
   if (resumed.length === 0) return
   const rows = await db
     .selectFrom('run_tasks').innerJoin('a2a_remote_tasks', 'a2a_remote_tasks.task_id', 'run_tasks.id')
-    .select(['run_tasks.id', 'run_tasks.created_at', 'run_tasks.clock_paused_ms', 'a2a_remote_tasks.paused_at', 'a2a_remote_tasks.remote_task_id', 'a2a_remote_tasks.remote_context_id', 'a2a_remote_tasks.endpoint_url'])
+    .select(['run_tasks.id', 'run_tasks.created_at', 'run_tasks.clock_paused_ms', 'run_tasks.clock_paused_at', 'a2a_remote_tasks.remote_task_id', 'a2a_remote_tasks.remote_context_id', 'a2a_remote_tasks.endpoint_url'])
     .where('run_tasks.phase_run_id', 'in', resumed.map((p) => p.id))
     .where('run_tasks.state', '=', 'open')
-    .where('a2a_remote_tasks.paused_at', 'is not', null)
+    .where('run_tasks.clock_paused_at', 'is not', null)
     .execute()
   const at = now()
   const jobs: JobSpec[] = []
   for (const row of rows) {
-    const paused = (Number(row.clock_paused_ms) || 0) + Math.max(0, Date.parse(at) - Date.parse(row.paused_at as string))
-    await db.updateTable('run_tasks').set({ clock_paused_ms: paused }).where('id', '=', row.id).execute()
-    await db.updateTable('a2a_remote_tasks').set({ paused_at: null }).where('task_id', '=', row.id).execute()
+    const paused = (Number(row.clock_paused_ms) || 0) + Math.max(0, Date.parse(at) - Date.parse(row.clock_paused_at as string))
+    await db.updateTable('run_tasks').set({ clock_paused_ms: paused, clock_paused_at: null }).where('id', '=', row.id).execute()
     jobs.push({ name: TIMEOUT_JOB, payload: { taskId: row.id }, options: { jobKey: timeoutKey(row.id), runAt: new Date(Date.parse(row.created_at) + settings.taskTimeoutS * 1000 + paused) } })
     if (row.remote_task_id !== null) {
       const poll = { remoteTaskId: row.remote_task_id, remoteContextId: row.remote_context_id ?? '', endpoint: row.endpoint_url }
