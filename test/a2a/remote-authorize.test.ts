@@ -31,7 +31,7 @@ for (const dialect of dialects()) {
     /** A run whose remote asks for an authorization: the waiting call, from the tool calls and the inbox. */
     async function authorizing() {
       const run = await startRun(app, streamId, cycleId)
-      const waiting = await runIn(app, run.id, 'waiting')
+      const waiting = await runIn(app, run.id, 'waiting', 30000)
       assert.equal(waiting.phases[0].status, 'awaiting_tool_approval')
       const calls = (await send(app, 'GET', `/api/runs/${run.id}/tool-calls`)).json().data
       assert.equal(calls.length, 1)
@@ -50,7 +50,7 @@ for (const dialect of dialects()) {
       const { run, call, taskId } = await authorizing()
       const decided = await send(app, 'POST', `/api/runs/${run.id}/tool-calls/${call.id}/decision`, { decision: 'approve', note: 'go ahead' })
       assert.equal(decided.statusCode, 200, decided.body)
-      const done = await runIn(app, run.id, ['succeeded', 'failed'])
+      const done = await runIn(app, run.id, ['succeeded', 'failed'], 30000)
       assert.equal(done.status, 'succeeded', JSON.stringify(done.phases[0].error))
       assert.match(done.phases[0].output.text, /^answer was: approved by @?\S+: go ahead$/)
       assert.equal(replies(taskId).length, 1, 'sent once')
@@ -64,7 +64,7 @@ for (const dialect of dialects()) {
       const { run, call, taskId } = await authorizing()
       const decided = await send(app, 'POST', `/api/runs/${run.id}/tool-calls/${call.id}/decision`, { decision: 'deny', note: 'keep them' })
       assert.equal(decided.statusCode, 200, decided.body)
-      const done = await runIn(app, run.id, ['succeeded', 'failed'])
+      const done = await runIn(app, run.id, ['succeeded', 'failed'], 30000)
       assert.match(done.phases[0].output.text, /^answer was: denied by @?\S+: keep them$/)
       assert.equal(replies(taskId).length, 1)
       assert.equal((await send(app, 'GET', `/api/runs/${run.id}/tool-calls`)).json().data[0].status, 'denied')
