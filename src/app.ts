@@ -232,7 +232,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.tracing) await (await import('./tracing/index.js')).startTracing(app, config.tracing)
   const sharedStore = config.redisUrl && (config.rateLimit || config.peerRateLimit) ? await sharedRateLimitStore(config.redisUrl, app.log, app.metrics) : null
   if (sharedStore) app.addHook('onClose', sharedStore.close)
-  // /api and /mcp spend one budget per key and per peer (in Redis, or in this process's memory).
+  // /api, /mcp and /a2a spend one budget per key and per peer (in Redis, or in this process's memory).
   const apiLimitStore = sharedStore?.Store ?? memoryRateLimitStore()
 
   if (config.corsOrigins) {
@@ -285,7 +285,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Tandem as an MCP server (its own context: the keys, roles and rate limits of /api).
   await app.register(mcpEndpoint, { defaultWorkspaceId, store: apiLimitStore })
   // Exposed cycles as A2A agents: a public card, and a JSON-RPC endpoint with /api's keys (docs/a2a.md).
-  await app.register(a2aRoutes({ defaultWorkspaceId }), { prefix: '/a2a' })
+  await app.register(a2aRoutes({ defaultWorkspaceId, store: apiLimitStore }), { prefix: '/a2a' })
   await app.register(consoleRoutes)
   return app
 }

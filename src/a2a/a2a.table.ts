@@ -10,6 +10,10 @@ export interface A2aTaskTable {
   /** The A2A messageId of the SendMessage that started the task. */
   message_id: string
   created_at: string
+  /** 0120: the task's last change (a run change or a message on it). */
+  updated_at: string | null
+  /** 0120: the status last recorded, `<TaskState name>|<status text>` (null before 0120). */
+  status_key: string | null
 }
 
 export interface A2aTaskMessageTable {
@@ -19,6 +23,9 @@ export interface A2aTaskMessageTable {
   role: 'user' | 'agent'
   text: string
   created_at: string
+  /** 0120, agent rows: the TaskState's name and the status message's `metadata.tandem` (JSON). */
+  state: string | null
+  meta: string | null
 }
 
 /** A Tandem task sent to a remote A2A agent (0091): recorded before the send. */

@@ -9,6 +9,7 @@ import type { AdapterContext, AgentTarget, DeliveryOutcome, JsonObject, TaskPayl
 import { buildPrompt, promptAsText } from '../runs/adapters/prompt.js'
 import { MAX_OUTPUT_TEXT_LENGTH } from '../runs/schemas.js'
 import type { RemoteTaskLedger } from './remote-ledger.js'
+import type { WaitState } from './remote-waits.js'
 
 const MAX_BODY_BYTES = 1024 * 1024
 const DETAIL_CHARS = 300
@@ -198,31 +199,47 @@ export async function deliverOverA2a(payload: TaskPayload, agent: AgentTarget, c
 }
 
 /**
- * The outcome of a look at the remote task; a remote that asks for input gets the phase's question first, and then
- * its answer on the same task (marked as sent before it is sent: never twice).
+ * The outcome of a look at the remote task. A remote that waits on its caller gets a wait of the phase first
+ * (INPUT_REQUIRED a question, AUTH_REQUIRED an authorization to approve), then the operator's reply on the same
+ * task (marked as sent before it is sent: never twice).
  */
 async function followUp(task: Task, endpoint: string, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome> {
   const outcome = outcomeOfTask(task, endpoint)
   const waits = context.a2aWaits
-  if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED || !waits) return outcome
-  const question = await waits.question(payload.task.id)
-  if (question === null) {
-    await waits.ask(payload.task.id, task.status.message ? partsText(task.status.message.parts) : '')
+  if (!waits) return outcome
+  const taskId = payload.task.id
+  const state = task.status?.state
+  const statusText = task.status?.message ? partsText(task.status.message.parts) : ''
+  if (state !== TaskState.TASK_STATE_AUTH_REQUIRED) await waits.movedOn(taskId)
+  let wait: WaitState
+  if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+    // While Tandem's operators are asked the remote is not looked at: the phase waits, and its answer brings a look.
+    wait = await waits.question(taskId)
+    if (wait === null) return (await waits.ask(taskId, statusText)) ? { kind: 'waiting' } : outcome
+    if ('open' in wait) return { kind: 'waiting' }
+  } else if (state === TaskState.TASK_STATE_AUTH_REQUIRED) {
+    // An authorization keeps being looked at: a remote that moves on first needs no reply.
+    wait = await waits.authorization(taskId)
+    if (wait === null) {
+      await waits.authorize(taskId, statusText)
+      return outcome
+    }
+    if ('open' in wait) return outcome
+  } else {
     return outcome
   }
-  if ('open' in question) return outcome
-  await waits.relayed(payload.task.id, question.callId)
+  await waits.relayed(taskId, wait.callId, state === TaskState.TASK_STATE_AUTH_REQUIRED ? wait.answer : undefined)
   const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
   try {
     const client = await clientFor(endpoint, guardedFetch(context, agent.secret, exchange))
     const reply: Message = {
-      messageId: `${payload.task.id}:${question.callId}`, contextId: task.contextId, taskId: task.id, role: Role.ROLE_USER,
-      parts: [textPart(question.answer)], metadata: undefined, extensions: [], referenceTaskIds: [],
+      messageId: `${taskId}:${wait.callId}`, contextId: task.contextId, taskId: task.id, role: Role.ROLE_USER,
+      parts: [textPart(wait.answer)], metadata: undefined, extensions: [], referenceTaskIds: [],
     }
     const answered = await client.sendMessage({ tenant: '', message: reply, configuration: { acceptedOutputModes: ['text/plain'], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 }, metadata: undefined }, { signal: context.signal })
     if ('status' in answered && 'artifacts' in answered) return outcomeOfTask(answered as Task, endpoint)
   } catch (error) {
-    const failure = failureOf(error, exchange, context, 'the answer')
+    const failure = failureOf(error, exchange, context, 'the reply')
     if (failure.kind === 'failed') return failure
   }
   return outcome

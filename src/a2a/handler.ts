@@ -27,23 +27,13 @@ import { MAX_INPUT_BYTES } from '../runs/limits.js'
 import { AppError } from '../http/problem.js'
 import type { Run } from '../runs/schemas.js'
 import { MAX_HISTORY, readContext, stateOf, toTask } from './task-view.js'
-import { findTask, insertTask, listTasks, recordUserMessage, type A2aTaskRef } from './tasks-store.js'
+import { countTasks, findTask, insertTask, listTasks, recordUserMessage, type A2aTaskRef } from './tasks-store.js'
+import { noteTaskChange } from './history.js'
 import { TaskFollower } from './follow.js'
 import { streamTask } from './stream.js'
 
 export const MAX_TEXT_LENGTH = 40000
 export const MAX_MESSAGE_TEXT = 16000
-const RUN_STATUS_OF_STATE: Partial<Record<TaskState, string[]>> = {
-  [TaskState.TASK_STATE_SUBMITTED]: ['queued'],
-  [TaskState.TASK_STATE_WORKING]: ['running'],
-  [TaskState.TASK_STATE_COMPLETED]: ['succeeded'],
-  [TaskState.TASK_STATE_FAILED]: ['failed'],
-  [TaskState.TASK_STATE_CANCELED]: ['canceled'],
-  [TaskState.TASK_STATE_REJECTED]: ['rejected'],
-  [TaskState.TASK_STATE_INPUT_REQUIRED]: ['waiting'],
-  [TaskState.TASK_STATE_AUTH_REQUIRED]: ['waiting'],
-}
-
 export const TERMINAL_STATES = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED])
 /** Where a blocking SendMessage answers: a terminal or an interrupted state. */
 const ANSWERING_STATES = new Set([...TERMINAL_STATES, TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED])
@@ -133,6 +123,7 @@ export class TandemA2aHandler implements A2ARequestHandler {
       const run = await createRun(this.transition(trx), { cycle, input, createdBy: principal.principalId, trigger: { kind: 'a2a', id: posted.id } })
       const ref = { runId: run.id, workspaceId: principal.workspaceId, cycleId: cycle.id, streamId: cycle.streamId, principalId: principal.principalId }
       await insertTask(trx, { ...ref, messageId: message.messageId, text: message.text })
+      await noteTaskChange(trx, run)
       return { ...ref, createdAt: run.createdAt }
     })
   }
@@ -217,29 +208,32 @@ export class TandemA2aHandler implements A2ARequestHandler {
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100) throw new RequestMalformedError('pageSize must be between 1 and 100.')
     checkHistoryLength(params.historyLength)
     if (params.contextId && params.contextId.toLowerCase() !== this.scope.cycle.streamId) return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 }
-    let after: { createdAt: string; runId: string } | null = null
+    let after: { updatedAt: string; runId: string } | null = null
     if (params.pageToken) {
-      const [createdAt, runId] = Buffer.from(params.pageToken, 'base64url').toString().split('|')
-      if (!createdAt || !runId) throw new RequestMalformedError('pageToken is not one this agent gave.')
-      after = { createdAt, runId }
+      const [updatedAt, runId] = Buffer.from(params.pageToken, 'base64url').toString().split('|')
+      if (!updatedAt || !runId || Number.isNaN(Date.parse(updatedAt))) throw new RequestMalformedError('pageToken is not one this agent gave.')
+      after = { updatedAt, runId }
     }
-    const wanted = params.status ? (RUN_STATUS_OF_STATE[params.status] ?? []) : null
-    const afterTime = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : null
-    const refs = await listTasks(this.db, {
+    let updatedAfter: string | null = null
+    if (params.statusTimestampAfter) {
+      const at = Date.parse(params.statusTimestampAfter)
+      if (Number.isNaN(at)) throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 timestamp.')
+      // Stored times have milliseconds: the instance's own form compares as text; "at or after" it.
+      updatedAfter = new Date(at - 1).toISOString()
+    }
+    const filter = {
       workspaceId: this.scope.principal.workspaceId, cycleId: this.scope.cycle.id, principalId: this.scope.principal.principalId,
-      after, limit: pageSize + 1, statuses: wanted,
-    })
+      states: params.status ? [TaskState[params.status]] : null, updatedAfter,
+    }
+    const refs = await listTasks(this.db, { ...filter, after, limit: pageSize + 1 })
     const page = refs.slice(0, pageSize)
     const tasks: Task[] = []
     for (const ref of page) {
-      const { task } = await this.taskOf(ref, { historyLength: params.historyLength ?? 0, artifacts: params.includeArtifacts === true })
-      if (params.status && task.status?.state !== params.status) continue
-      if (afterTime !== null && Date.parse(task.status?.timestamp ?? '') <= afterTime) continue
-      tasks.push(task)
+      tasks.push((await this.taskOf(ref, { historyLength: params.historyLength ?? 0, artifacts: params.includeArtifacts === true })).task)
     }
     const last = page.at(-1)
-    const nextPageToken = refs.length > pageSize && last ? Buffer.from(`${last.createdAt}|${last.runId}`).toString('base64url') : ''
-    return { tasks, nextPageToken, pageSize, totalSize: tasks.length }
+    const nextPageToken = refs.length > pageSize && last ? Buffer.from(`${last.updatedAt}|${last.runId}`).toString('base64url') : ''
+    return { tasks, nextPageToken, pageSize, totalSize: await countTasks(this.db, filter) }
   }
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {

@@ -2,6 +2,7 @@
 // 401 without one, 403 for an agent key, 404 for another workspace's or an unexposed cycle). The SDK's JSON-RPC
 // transport handler reads the request and writes the answer; TandemA2aHandler does the work on Tandem's tables.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import Type from 'typebox'
@@ -98,7 +99,8 @@ async function writeStream(request: FastifyRequest, reply: FastifyReply, events:
   }
 }
 
-export const a2aRoutes = (options: { defaultWorkspaceId: string }): FastifyPluginAsyncTypebox => async (app) => {
+/** `store`: the rate-limit store of /api and /mcp (Redis when configured), so one budget holds for all three on every instance. */
+export const a2aRoutes = (options: { defaultWorkspaceId: string; store?: FastifyRateLimitStoreCtor }): FastifyPluginAsyncTypebox => async (app) => {
   const { db } = app.database
 
   app.get(
@@ -116,7 +118,7 @@ export const a2aRoutes = (options: { defaultWorkspaceId: string }): FastifyPlugi
   )
 
   await app.register(async (keyed) => {
-    if (app.config.rateLimit || app.config.peerRateLimit) await keyed.register(rateLimits, { perKey: app.config.rateLimit, perPeer: app.config.peerRateLimit })
+    if (app.config.rateLimit || app.config.peerRateLimit) await keyed.register(rateLimits, { perKey: app.config.rateLimit, perPeer: app.config.peerRateLimit, store: options.store })
     await keyed.register(authentication, { mode: app.config.auth, defaultWorkspaceId: options.defaultWorkspaceId })
     // The body as text: JSON-RPC answers a body that is not JSON with its own -32700, not a problem document.
     keyed.removeContentTypeParser(['application/json'])

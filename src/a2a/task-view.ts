@@ -1,7 +1,7 @@
 // A run as an A2A Task (docs/a2a.md "State mapping"): the run's status and its waiting phase give the TaskState
 // and the status message (who must act on what, by when); each phase's output is an artifact; the caller's
-// messages and the current status message are the history. Read-only: every instance computes the same task
-// from the database, so any of them answers any task.
+// messages and the status messages recorded as the run changed (history.ts), oldest first, are the history.
+// Read-only: every instance computes the same task from the database, so any of them answers any task.
 import { Role, TaskState, type Artifact, type Message, type Task, type TaskStatus } from '@a2a-js/sdk'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -27,8 +27,20 @@ export interface TaskContext {
   starter: Pick<Principal, 'role' | 'handle'>
   /** The waiting call of the waiting phase, if any: its id, tool name and input. */
   call: { id: string; name: string; input: Record<string, unknown> } | null
-  /** The caller's messages on the task (ROLE_USER), oldest first. */
-  userMessages: Array<{ messageId: string; text: string; createdAt: string }>
+  /** The task's history as recorded: the caller's messages and the past status messages, oldest first (the latest MAX_HISTORY). */
+  messages: HistoryRow[]
+  /** The task's last change (a2a_tasks.updated_at), null when unknown. */
+  updatedAt: string | null
+}
+
+export interface HistoryRow {
+  messageId: string
+  role: 'user' | 'agent'
+  text: string
+  createdAt: string
+  /** Agent rows: the TaskState's name and the status metadata. */
+  state: string | null
+  meta: TandemStatusMeta | null
 }
 
 const text = (value: string) => ({ content: { $case: 'text' as const, value }, mediaType: 'text/plain', filename: '', metadata: undefined })
@@ -100,9 +112,16 @@ export function statusMessage(run: Run, text: string, meta: TandemStatusMeta, me
 }
 const textPart = text
 
-export function statusOf(run: Run, context: Pick<TaskContext, 'starter' | 'call'>, at: string): TaskStatus {
+/** The status now; its message is the last recorded one when that is the same status (its id and time). */
+export function statusOf(run: Run, context: Pick<TaskContext, 'starter' | 'call' | 'messages' | 'updatedAt'>): TaskStatus {
   const { state, text: words, meta } = stateOf(run, context)
-  return { state, timestamp: at, message: words === null ? undefined : statusMessage(run, words, meta, `${run.id}:${state}:${meta.callId ?? meta.phaseRunId ?? ''}`) }
+  const fallback = run.finishedAt ?? context.updatedAt ?? run.startedAt ?? run.createdAt
+  if (words === null) return { state, timestamp: fallback, message: undefined }
+  const last = context.messages.findLast((m) => m.role === 'agent')
+  if (last && last.state === TaskState[state] && last.text === words) {
+    return { state, timestamp: last.createdAt, message: statusMessage(run, words, meta, last.messageId) }
+  }
+  return { state, timestamp: fallback, message: statusMessage(run, words, meta, `${run.id}:${state}:${meta.callId ?? meta.phaseRunId ?? ''}`) }
 }
 
 /** One artifact per agent output of the run, in phase order. */
@@ -119,12 +138,14 @@ export function artifactOf(phase: Pick<PhaseRun, 'id' | 'phaseName' | 'attempts'
 
 /** `historyLength`: absent all (at most MAX_HISTORY), 0 none, n the latest n. */
 export function toTask(run: Run, context: TaskContext, options: { historyLength?: number | undefined; artifacts?: boolean } = {}): Task {
-  const at = run.finishedAt ?? run.startedAt ?? run.createdAt
-  const status = statusOf(run, context, at)
-  const history: Message[] = context.userMessages.map((m) => ({
-    messageId: m.messageId, contextId: run.streamId, taskId: run.id, role: Role.ROLE_USER, parts: [text(m.text)], metadata: undefined, extensions: [], referenceTaskIds: [],
-  }))
-  if (status.message) history.push(status.message)
+  const status = statusOf(run, context)
+  const history: Message[] = context.messages.map((m) =>
+    m.role === 'user'
+      ? { messageId: m.messageId, contextId: run.streamId, taskId: run.id, role: Role.ROLE_USER, parts: [text(m.text)], metadata: undefined, extensions: [], referenceTaskIds: [] }
+      : statusMessage(run, m.text, m.meta ?? emptyMeta(), m.messageId),
+  )
+  // The current status message, unless it is the last one recorded.
+  if (status.message && !history.some((m) => m.messageId === status.message?.messageId)) history.push(status.message)
   const keep = Math.min(options.historyLength ?? MAX_HISTORY, MAX_HISTORY)
   return {
     id: run.id, contextId: run.streamId, status,
@@ -134,8 +155,10 @@ export function toTask(run: Run, context: TaskContext, options: { historyLength?
   }
 }
 
-/** The task context read from the database: the starter, the waiting call and the caller's messages. */
-export async function readContext(db: Kysely<Database>, run: Run, principalId: string): Promise<TaskContext> {
+const emptyMeta = (): TandemStatusMeta => ({ waitingFor: null, phaseRunId: null, phaseName: null, callId: null, operators: [], approvals: null, expireAt: null })
+
+/** The task context read from the database: the starter, the waiting call and (unless `messages: false`) the history. */
+export async function readContext(db: Kysely<Database>, run: Run, principalId: string, options: { messages?: boolean } = {}): Promise<TaskContext> {
   const principal = await db.selectFrom('principals').select(['role', 'handle']).where('id', '=', principalId).executeTakeFirst()
   const starter = principal ?? { role: 'member' as const, handle: '' }
   let call: TaskContext['call'] = null
@@ -148,9 +171,15 @@ export async function readContext(db: Kysely<Database>, run: Run, principalId: s
       .orderBy('id', 'desc').executeTakeFirst()
     if (row) call = { id: row.id, name: row.name, input: JSON.parse(row.input) as Record<string, unknown> }
   }
+  if (options.messages === false) return { starter, call, messages: [], updatedAt: null }
   const rows = await db
-    .selectFrom('a2a_task_messages').select(['message_id', 'text', 'created_at'])
-    .where('run_id', '=', run.id).where('role', '=', 'user')
+    .selectFrom('a2a_task_messages').select(['message_id', 'role', 'text', 'created_at', 'state', 'meta'])
+    .where('run_id', '=', run.id)
     .orderBy('id', 'desc').limit(MAX_HISTORY).execute()
-  return { starter, call, userMessages: rows.reverse().map((r) => ({ messageId: r.message_id, text: r.text, createdAt: r.created_at })) }
+  const task = await db.selectFrom('a2a_tasks').select('updated_at').where('run_id', '=', run.id).executeTakeFirst()
+  const messages = rows.reverse().map((r): HistoryRow => ({
+    messageId: r.message_id, role: r.role, text: r.text, createdAt: r.created_at, state: r.state,
+    meta: r.meta === null ? null : (JSON.parse(r.meta) as TandemStatusMeta),
+  }))
+  return { starter, call, messages, updatedAt: task?.updated_at ?? null }
 }

@@ -29,6 +29,8 @@ import * as scheduleFirings from './migrations/0111_schedule_firings.js'
 import * as mcpSessions from './migrations/0085_mcp_sessions.js'
 import * as a2a from './migrations/0090_a2a.js'
 import * as a2aRemoteTasks from './migrations/0091_a2a_remote_tasks.js'
+import * as a2aHistory from './migrations/0120_a2a_history.js'
+import * as a2aRemoteClock from './migrations/0121_a2a_remote_clock.js'
 import * as insights from './migrations/0095_insights.js'
 import * as messageStreamLength from './migrations/0130_message_stream_length.js'
 import type { Db } from './connect.js'
@@ -62,6 +64,8 @@ const migrations: Record<string, Migration> = {
   '0085_mcp_sessions': mcpSessions,
   '0090_a2a': a2a,
   '0091_a2a_remote_tasks': a2aRemoteTasks,
+  '0120_a2a_history': a2aHistory,
+  '0121_a2a_remote_clock': a2aRemoteClock,
   '0095_insights': insights,
   '0130_message_stream_length': messageStreamLength,
 }

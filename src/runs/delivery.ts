@@ -78,8 +78,11 @@ export async function settleTask(
  * arming it again replaces it) and removed when the task settles. A push task its first delivery settles (the
  * agent answers in its response) never gets one: no job row per task for nothing to time out.
  */
-function timeoutJob(task: TaskRow, settings: FastifyInstance['config']['runs']): JobSpec {
-  return { name: TIMEOUT_JOB, payload: { taskId: task.id }, options: { jobKey: timeoutKey(task.id), runAt: new Date(Date.parse(task.created_at) + settings.taskTimeoutS * 1000) } }
+function timeoutJob(task: TaskRow, settings: FastifyInstance['config']['runs']): JobSpec[] {
+  // None while the task's clock stands still, and later by the time it stood still (src/a2a/remote-clock.ts).
+  if (task.clock_paused_at) return []
+  const paused = Number(task.clock_paused_ms) || 0
+  return [{ name: TIMEOUT_JOB, payload: { taskId: task.id }, options: { jobKey: timeoutKey(task.id), runAt: new Date(Date.parse(task.created_at) + settings.taskTimeoutS * 1000 + paused) } }]
 }
 
 const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
@@ -206,7 +209,8 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
           await removeJob(trx, key)
         }
         // Unless the agent's answer came first (a task settled has no time-out to wait on).
-        if ((await findTask(trx, open.id))?.state === 'open') await enqueueJobs(trx, [timeoutJob(open, settings)])
+        const current = await findTask(trx, open.id)
+        if (current?.state === 'open') await enqueueJobs(trx, timeoutJob(current, settings))
       })
       return
     case 'waiting':
@@ -224,8 +228,9 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
       const delay = outcome.kind === 'poll' ? (outcome.afterMs ?? settings.pollIntervalMs) : backoffMs(AGENT_DELIVERY_BACKOFF, next.dispatch - 1, outcome.retryAfterMs)
       await db.transaction().execute(async (trx) => {
         if (dialect === 'postgres') await releaseTaskLease(trx, open.id)
-        if ((await findTask(trx, open.id))?.state !== 'open') return
-        await enqueueJobs(trx, [timeoutJob(open, settings), { name: DELIVER_TASK_JOB, payload: next, options: { jobKey: key, runAt: new Date(Date.now() + delay) } }])
+        const current = await findTask(trx, open.id)
+        if (current?.state !== 'open') return
+        await enqueueJobs(trx, [...timeoutJob(current, settings), { name: DELIVER_TASK_JOB, payload: next, options: { jobKey: key, runAt: new Date(Date.now() + delay) } }])
       })
       return
     }

@@ -36,6 +36,8 @@ import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, ty
 import { approversOf } from '../waits/who.js'
 import { settleEndedCalls } from './tool-calls.js'
 import { queueRemoteCancels } from '../a2a/cancel.js'
+import { noteTaskChange } from '../a2a/history.js'
+import { resumeClocks } from '../a2a/remote-clock.js'
 import { openWaits, recordInsights } from '../insights/rollup.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
@@ -96,6 +98,10 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
   else await updateRun(t.db, run)
   for (const write of after) await write()
+  // A run started over A2A: its task's last change and status history (src/a2a/history.ts).
+  await noteTaskChange(t.db, run)
+  // A phase done by a remote A2A agent that stops waiting on operators: its task's clock runs again (src/a2a/remote-clock.ts).
+  if (event !== 'create') await resumeClocks(t.db, t.settings, run, before)
   // The scorecards' rollup rows of the phases this moved (src/insights/rollup.ts).
   await recordInsights(t, run, before, waiting, event === 'decide')
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)

@@ -41,4 +41,8 @@ export interface RunTaskTable {
   traceparent: string | null
   /** 0053: `{ inputTokens, outputTokens }` as JSON when the vendor reported them for this attempt. */
   usage: Generated<string | null>
+  /** 0121: how long the task's clock stood still in all (a remote A2A task waiting on Tandem's operators), in ms. */
+  clock_paused_ms: Generated<number | string>
+  /** 0121: when the task's clock stopped (null: it runs); no time-out is armed meanwhile. */
+  clock_paused_at: Generated<string | null>
 }

@@ -21,6 +21,7 @@ import { publicBase } from './tasks.js'
 import { snapshotOf } from './transitions.js'
 import { CALL_TOOL_JOB, callsOfTask, recordToolCallEvent, type ToolCallApproval, type ToolCallRow } from './tool-calls.js'
 import { ASK_OPERATOR, waitingStatus } from '../waits/kinds.js'
+import { A2A_AUTHORIZE } from '../a2a/names.js'
 import { noteWarnings } from './tool-calls-host.js'
 import { dispatchCall, finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
 
@@ -98,7 +99,8 @@ export async function callTaskTool(app: FastifyInstance, task: TaskRow, name: st
 export const callToolJob: JobHandler<JobPayloads[typeof CALL_TOOL_JOB]> = async ({ callId }, { app, signal }) => {
   const { db } = app.database
   const row = await db.selectFrom('tool_calls').selectAll().where('id', '=', callId).executeTakeFirst()
-  if (!row || row.status !== 'running' || row.name === ASK_OPERATOR) return
+  // Neither a question nor a remote A2A agent's authorization is a tool to make (src/a2a/remote-waits.ts).
+  if (!row || row.status !== 'running' || row.name === ASK_OPERATOR || row.name === A2A_AUTHORIZE) return
   const task = await findTask(db, row.task_id)
   const [run, agent] = task ? await Promise.all([findRun(db, task.workspace_id, task.run_id), findAgent(db, task.workspace_id, task.agent_id)]) : []
   const scope: ToolScope | null = task && run && agent ? { workspaceId: task.workspace_id, run, agentId: agent.id, traceparent: task.traceparent } : null

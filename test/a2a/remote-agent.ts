@@ -1,13 +1,15 @@
 // A remote A2A agent for tests, built with the official SDK (DefaultRequestHandler, its JSON-RPC transport handler)
 // on a plain node:http server on 127.0.0.1. It records every message it receives; `behaviour` says how it answers:
-// completing at once, working until `finish()`, hanging, or answering garbage.
+// completing at once, working until `finish()`, hanging, answering garbage, or asking for input (then, with
+// `ask-then-work`, working on the answer until `finish()`), or asking for an authorization (`authorize`, then
+// answering with the reply it got).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomUUID } from 'node:crypto'
 import { AgentCard, TaskState } from '@a2a-js/sdk'
 import { DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server'
 
-export type Behaviour = 'complete' | 'work' | 'hang' | 'garbage' | 'ask'
+export type Behaviour = 'complete' | 'work' | 'hang' | 'garbage' | 'ask' | 'ask-then-work' | 'authorize'
 
 export interface RemoteAgent {
   cardUrl: string
@@ -45,14 +47,19 @@ export async function startRemoteAgent(behaviour: Behaviour = 'complete'): Promi
       if (context.task) {
         // A follow-up on a task that asked: the reply is the answer.
         bus.publish({ kind: 'task', data: { ...context.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at() } } })
+        if (state.behaviour === 'ask-then-work') {
+          await new Promise<void>((resolve) => waiting.set(taskId, { bus, contextId, done: resolve }))
+          return
+        }
         bus.publish({ kind: 'artifactUpdate', data: { taskId, contextId, artifact: { artifactId: randomUUID(), name: 'answer', description: '', parts: [{ content: { $case: 'text', value: `answer was: ${words}` }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined } })
         bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: at() }, metadata: undefined } })
         return
       }
-      if (state.behaviour === 'ask') {
+      if (state.behaviour === 'ask' || state.behaviour === 'ask-then-work' || state.behaviour === 'authorize') {
+        const authorize = state.behaviour === 'authorize'
         bus.publish({ kind: 'task', data: { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: at() }, artifacts: [], history: [context.userMessage], metadata: undefined } })
-        const question = { messageId: randomUUID(), contextId, taskId, role: 2, parts: [{ content: { $case: 'text' as const, value: 'Which year?' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] }
-        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: question, timestamp: at() }, metadata: undefined } })
+        const question = { messageId: randomUUID(), contextId, taskId, role: 2, parts: [{ content: { $case: 'text' as const, value: authorize ? 'May I delete the old backups?' : 'Which year?' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] }
+        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: authorize ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED, message: question, timestamp: at() }, metadata: undefined } })
         return
       }
       bus.publish({ kind: 'task', data: { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [context.userMessage], metadata: undefined } })

@@ -43,13 +43,17 @@ for (const dialect of dialects()) {
       const aCycle = await createCycle(a, aStream, [{ agentId: remote, autoAdvance: true, name: 'Legal' }], 'deal')
       const run = await startRun(a, aStream, aCycle)
 
-      // B's task waits for @maria (AUTH_REQUIRED); A's phase keeps following it.
+      // B's task waits for @maria (AUTH_REQUIRED): in A, an a2a.authorize approval of the phase; A keeps following B.
       const bRun = await waitFor(async () => {
         const page = (await send(b, 'GET', `/api/cycles/streams/${bStream}/runs?status=waiting`)).json()
         return page.data?.find((r: any) => r.cycleId === bCycle)
       }, 20000, 'B\'s run to wait')
       assert.equal(bRun.trigger.kind, 'a2a')
-      assert.equal((await send(a, 'GET', `/api/runs/${run.id}`)).json().phases[0].status, 'running')
+      const aWaiting = await runIn(a, run.id, 'waiting', 20000)
+      assert.equal(aWaiting.phases[0].status, 'awaiting_tool_approval')
+      const [authorize] = (await send(a, 'GET', `/api/runs/${run.id}/tool-calls`)).json().data
+      assert.equal(authorize.name, 'a2a.authorize')
+      assert.match(authorize.input.message, /^Waiting for @maria to decide "Contract review"/)
       const waiting = await runIn(b, bRun.id, 'waiting')
       const decided = await send(b, 'POST', `/api/runs/${bRun.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, { authorization: `Bearer ${mariaKey}` })
       assert.equal(decided.statusCode, 200, decided.body)
@@ -57,6 +61,10 @@ for (const dialect of dialects()) {
       const done = await runIn(a, run.id, ['succeeded', 'failed'], 20000)
       assert.equal(done.status, 'succeeded', JSON.stringify(done.phases[0].error))
       assert.equal(done.phases[0].output.text, 'done: Contract review #1')
+      // B moved on before anyone in A decided: the authorization is settled, undecided, and nothing was sent back.
+      const settled = (await send(a, 'GET', `/api/runs/${run.id}/tool-calls`)).json().data[0]
+      assert.deepEqual([settled.status, settled.approval.decision], ['succeeded', null])
+      assert.match(settled.output, /^undecided/)
     })
   })
 }
