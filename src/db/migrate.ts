@@ -30,6 +30,7 @@ import * as mcpSessions from './migrations/0085_mcp_sessions.js'
 import * as a2a from './migrations/0090_a2a.js'
 import * as a2aRemoteTasks from './migrations/0091_a2a_remote_tasks.js'
 import * as insights from './migrations/0095_insights.js'
+import * as insightAgentDays from './migrations/0125_insight_agent_days.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -62,6 +63,7 @@ const migrations: Record<string, Migration> = {
   '0090_a2a': a2a,
   '0091_a2a_remote_tasks': a2aRemoteTasks,
   '0095_insights': insights,
+  '0125_insight_agent_days': insightAgentDays,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
