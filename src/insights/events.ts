@@ -27,6 +27,16 @@ export type InsightEvent =
       /** The run's stored trace context (null for runs from before traces). */
       traceparent: string | null
     }
+  | {
+      type: 'model_step'
+      /** The agent's providerType, and the task's own span (its invoke_agent) as stored on it. */
+      providerType: string
+      step: import('../runs/adapters/adapter.js').ModelStep
+      runId: string
+      phaseRunId: string
+      taskId: string
+      traceparent: string | null
+    }
   | { type: 'task_settled'; run: RunLike; phase: PhaseLike; traceparent: string | null }
   | { type: 'run_finished'; run: RunLike & { createdAt: string; finishedAt: string | null }; traceparent: string | null }
 

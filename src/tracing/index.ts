@@ -1,8 +1,8 @@
 // OpenTelemetry traces (docs/insights.md, "Traces"), loaded only when an OTLP endpoint is set: the official SDK
 // and OTLP/HTTP exporters, a bounded export queue, and the spans of Tandem's work on the GenAI conventions — the
-// HTTP server span, invoke_workflow per run, invoke_agent per attempt, execute_tool per tool call and
-// `tandem.wait …` per human wait. A long span is recorded when it ends, with its stored or derived id and its
-// start time, so one run is one trace whatever job or instance finishes each part.
+// HTTP server span, invoke_workflow per run, invoke_agent per attempt, chat per model call of Tandem's own loop,
+// execute_tool per tool call and `tandem.wait …` per human wait. A long span is recorded when it ends, with its
+// stored or derived id and its start time, so one run is one trace whatever job or instance finishes each part.
 import { randomBytes } from 'node:crypto'
 import client from 'prom-client'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -17,7 +17,7 @@ import { onInsightEvent, type InsightEvent } from '../insights/events.js'
 import type { TracingSettings } from '../tracing-settings.js'
 import { BoundedBatchProcessor } from './processor.js'
 import { ChosenIdGenerator, derivedSpanId } from './ids.js'
-import { spansOfTask } from './task-spans.js'
+import { PROVIDER_NAMES, spansOfTask } from './task-spans.js'
 
 export interface SpanSpec {
   name: string
@@ -132,6 +132,31 @@ async function spansOfEvent(event: InsightEvent, record: RecordSpan, settings: T
       end: Date.parse(run.finishedAt ?? new Date().toISOString()),
       attributes: { 'gen_ai.operation.name': 'invoke_workflow', 'gen_ai.workflow.name': run.triggerName, 'gen_ai.agent.name': run.triggerName, 'tandem.run.id': run.id, 'tandem.cycle.id': run.cycleId },
       error: run.status === 'failed' ? (run.error?.type.split(':').pop() ?? 'failed') : null,
+    })
+  } else if (event.type === 'model_step') {
+    // A model call of Tandem's loop, under the task's invoke_agent; no message text (the content opt-in covers
+    // the agent's answer on invoke_agent).
+    const { step } = event
+    record({
+      name: `chat ${step.model}`,
+      kind: SpanKind.CLIENT,
+      traceId: context.traceId,
+      spanId: randomSpanId(),
+      flags: context.flags,
+      parentSpanId: context.spanId,
+      start: step.start,
+      end: step.end,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': PROVIDER_NAMES[event.providerType] ?? event.providerType,
+        'gen_ai.request.model': step.model,
+        ...(step.usage ? { 'gen_ai.usage.input_tokens': step.usage.inputTokens, 'gen_ai.usage.output_tokens': step.usage.outputTokens } : {}),
+        ...(step.finishReason ? { 'gen_ai.response.finish_reasons': [step.finishReason] } : {}),
+        'tandem.run.id': event.runId,
+        'tandem.phase_run.id': event.phaseRunId,
+        'tandem.task.id': event.taskId,
+      },
+      error: step.error,
     })
   } else if (event.type === 'task_settled') {
     await spansOfTask(event, record, db, settings.captureContent)
