@@ -1,18 +1,20 @@
 // `chat` spans (docs/insights.md, "Traces"): with an OTLP endpoint set, every model call of Tandem's own loop
 // reaches a local OTLP/HTTP receiver as a CLIENT span `chat {model}` under the task's invoke_agent, with the
 // GenAI attributes (operation, provider, model, the step's tokens, finish reason) and no prompt, answer or tool
-// text; a Claude agent with a tool makes two (the call, then the answer).
+// text; a Claude agent with a tool makes two (the call, then the answer). And a request acting on a run keeps
+// its own trace: the wait its decision ends links to the request's span.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { build, dialects } from '../helpers.js'
+import { randomBytes } from 'node:crypto'
+import { build, dialects, send } from '../helpers.js'
 import { waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from '../runs/setup.js'
 import { startAnthropicToolFake, type ToolModelFake } from '../fakes/vendors/tool-models.js'
 
-interface Span { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes: Array<{ key: string; value: Record<string, unknown> }>; status?: { code?: number } }
+interface Span { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes: Array<{ key: string; value: Record<string, unknown> }>; status?: { code?: number }; links?: Array<{ traceId: string; spanId: string }> }
 
 async function receiver(): Promise<{ server: Server; url: string; bodies: string[] }> {
   const bodies: string[] = []
@@ -87,6 +89,26 @@ for (const dialect of dialects()) {
       assert.deepEqual(chats.map((c) => attr(c, 'gen_ai.response.finish_reasons')).sort(), [['stop'], ['tool-calls']])
       const text = JSON.stringify(spans())
       for (const secret of ['Let me read', 'secret plan', 'read the thread']) assert.ok(!text.includes(secret), `no message text: ${secret}`)
+    })
+
+    it('a decision keeps its request\'s trace; the wait it ends links to that request\'s span', async () => {
+      model.turns.set({ text: 'A draft.' })
+      // The fake model streams: a streaming agent (answered through streamText).
+      const agentId = await createAgent(app, { providerType: 'claude', authMode: 'none', endpointUrl: model.base, config: { model: 'claude-test' }, capabilities: { streaming: true, tools: [] } })
+      const streamId = await createStream(app)
+      const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: false }])
+      const run = await startRun(app, streamId, cycleId)
+      const waiting = await runIn(app, run.id, 'waiting')
+      const caller = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex') }
+      const res = await send(app, 'POST', `/api/runs/${run.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, { traceparent: `00-${caller.traceId}-${caller.spanId}-01` })
+      assert.equal(res.statusCode, 200, res.body)
+      const wait = await waitFor(() => spans().find((s) => s.name === 'tandem.wait decision' && attr(s, 'tandem.run.id') === run.id), 10000, 'the wait span')
+      const request = await waitFor(() => spans().find((s) => s.kind === 2 && s.traceId === caller.traceId && s.parentSpanId === caller.spanId), 10000, 'the decision request\'s span')
+      assert.notEqual(wait.traceId, caller.traceId, 'the wait stays in the run\'s trace')
+      assert.deepEqual((wait.links ?? []).map((l) => [l.traceId, l.spanId]), [[caller.traceId, request.spanId]])
+      // The run's own spans from requests in its trace or from jobs carry no link.
+      const agentSpan = spans().find((s) => s.name.startsWith('invoke_agent') && attr(s, 'tandem.run.id') === run.id)!
+      assert.deepEqual(agentSpan.links ?? [], [])
     })
   })
 }
