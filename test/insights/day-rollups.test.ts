@@ -61,7 +61,7 @@ for (const dialect of dialects()) {
     // Five whole UTC days ending at today's midnight, and today until now.
     const base = Math.floor(Date.now() / DAY) * DAY - 5 * DAY
     let rows: InsightPhaseRunTable[] = []
-    let waits: InsightWaitTable[] = []
+    const waits: InsightWaitTable[] = []
 
     before(async () => {
       app = await build(dialect)
