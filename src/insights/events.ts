@@ -31,7 +31,8 @@ export type InsightEvent =
       type: 'model_step'
       /** The agent's providerType, and the task's own span (its invoke_agent) as stored on it. */
       providerType: string
-      step: import('../runs/adapters/adapter.js').ModelStep
+      /** The model call (the adapters' ModelStep): its model, start and end (ms since the epoch), tokens, finish reason, failure class. */
+      step: { model: string; start: number; end: number; usage: { inputTokens: number; outputTokens: number } | null; finishReason: string | null; error: string | null }
       runId: string
       phaseRunId: string
       taskId: string
