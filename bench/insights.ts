@@ -1,6 +1,6 @@
 // `npm run bench:insights`: the scorecards at scale. BENCH_RUNS runs (default 100,000) × 3 phases over 90 days and
-// BENCH_AGENTS agents (default 50), their rollup rows (a phase run each, an ended wait per decision) written as
-// the engine writes them, then BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days, the list
+// BENCH_AGENTS agents (default 50), their rollup rows (a phase run each, an ended wait per decision, and the day
+// rows summing them) as the engine writes them, then BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days, the list
 // over 90 days, and one agent's detail over 90 days (day buckets, breakdown). p50 and p95 per call. SQLite in a
 // temporary file; PostgreSQL too with BENCH_POSTGRES_URL (a fresh database). A benchmark, not a test.
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import { onEachDatabase, percentile } from './each-database.js'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { backfillAgentDays } from '../src/db/migrations/0125_insight_agent_days.js'
 import type { InsightPhaseRunTable, InsightWaitTable } from '../src/insights/insights.table.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 100_000)
@@ -74,6 +75,8 @@ async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<st
     if ((r + 1) % 10_000 === 0) await flush()
   }
   await flush()
+  // The day rollups the engine keeps by deltas, made at once here (the same sums: test/insights/day-rollups.test.ts).
+  await db.transaction().execute(async (trx) => backfillAgentDays(trx))
   await sql`analyze`.execute(db)
   if (databaseIsSqlite) await sql`pragma wal_checkpoint(truncate)`.execute(db)
   return agents

@@ -20,7 +20,7 @@ import type { ToolCallTable } from '../runs/tool-calls.table.js'
 import type { InstanceTable } from '../failover/instances.table.js'
 import type { McpSessionTable } from '../mcp-server/sessions.table.js'
 import type { A2aRemoteTaskTable, A2aTaskMessageTable, A2aTaskTable } from '../a2a/a2a.table.js'
-import type { InsightPhaseRunTable, InsightWaitTable } from '../insights/insights.table.js'
+import type { InsightAgentDayTable, InsightPhaseRunTable, InsightWaitTable } from '../insights/insights.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -61,4 +61,5 @@ export interface Database {
   a2a_remote_tasks: A2aRemoteTaskTable
   insight_phase_runs: InsightPhaseRunTable
   insight_waits: InsightWaitTable
+  insight_agent_days: InsightAgentDayTable
 }

@@ -33,6 +33,7 @@ import * as a2aHistory from './migrations/0120_a2a_history.js'
 import * as a2aRemoteClock from './migrations/0121_a2a_remote_clock.js'
 import * as insights from './migrations/0095_insights.js'
 import * as messageStreamLength from './migrations/0130_message_stream_length.js'
+import * as insightAgentDays from './migrations/0125_insight_agent_days.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0121_a2a_remote_clock': a2aRemoteClock,
   '0095_insights': insights,
   '0130_message_stream_length': messageStreamLength,
+  '0125_insight_agent_days': insightAgentDays,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

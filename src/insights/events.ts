@@ -27,6 +27,17 @@ export type InsightEvent =
       /** The run's stored trace context (null for runs from before traces). */
       traceparent: string | null
     }
+  | {
+      type: 'model_step'
+      /** The agent's providerType, and the task's own span (its invoke_agent) as stored on it. */
+      providerType: string
+      /** The model call (the adapters' ModelStep): its model, start and end (ms since the epoch), tokens, finish reason, failure class. */
+      step: { model: string; start: number; end: number; usage: { inputTokens: number; outputTokens: number } | null; finishReason: string | null; error: string | null }
+      runId: string
+      phaseRunId: string
+      taskId: string
+      traceparent: string | null
+    }
   | { type: 'task_settled'; run: RunLike; phase: PhaseLike; traceparent: string | null }
   | { type: 'run_finished'; run: RunLike & { createdAt: string; finishedAt: string | null }; traceparent: string | null }
 

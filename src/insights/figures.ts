@@ -1,6 +1,9 @@
-// The scorecard figures (docs/insights.md), summed from the rollup tables in two grouped queries — one over the
-// phase runs, one over the waits for the nearest-rank decision times — whatever the grouping: per agent (the
-// list), per time bucket (a series) or per cycle and phase (a breakdown).
+// The scorecard figures (docs/insights.md), summed from the rollup tables whatever the grouping: per agent (the
+// list), per time bucket (a series) or per cycle and phase (a breakdown). The whole UTC days of an unfiltered
+// window's list or day series are read from the day rollups (a row per agent and day); its partial days at either
+// end, hours, breakdowns and stream or cycle filters from the per-phase-run rows — the same sums either way, so
+// the figures do not depend on which was read. Decision times leave the database as their samples and are ranked
+// here.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
@@ -38,6 +41,7 @@ const KEYS: Record<Grouping, RawBuilder<unknown>[]> = {
   cyclePhase: [sql`cycle_id`, sql`phase_id`],
 }
 
+const DAY_MS = 86_400_000
 const usd = (value: number) => Math.round(value * 1e9) / 1e9
 const n = (value: unknown) => Number(value ?? 0)
 
@@ -49,25 +53,30 @@ function where(scope: Scope): RawBuilder<unknown> {
   return sql.join(parts, sql` and `)
 }
 
-interface PhaseSums {
-  key: string
-  answered: unknown; approved: unknown; revised: unknown; rejected: unknown; expired: unknown; overridden: unknown
-  first_pass: unknown; revisions_approved: unknown
-  tool_auto: unknown; tool_approved: unknown; tool_denied: unknown; tool_failed: unknown; questions: unknown
-  input_tokens: unknown; output_tokens: unknown
-  cost: number | string | null; priced: unknown; gated_cost: number | string | null; gated_priced: unknown
-  run_failed: unknown
-  trigger_name?: string; phase_name?: string
+const SUMS = [
+  'answered', 'approved', 'revised', 'rejected', 'expired', 'overridden', 'first_pass', 'revisions_approved', 'tool_auto', 'tool_approved',
+  'tool_denied', 'tool_failed', 'questions', 'input_tokens', 'output_tokens', 'cost', 'priced', 'gated_cost', 'gated_priced', 'run_failed',
+] as const
+
+/** A group's sums, from either table; `samples` the decision times (ms) of its waits people ended. */
+type Sums = Record<(typeof SUMS)[number], number> & { samples: number[]; triggerName: string; phaseName: string }
+
+/** Samples as the database joins them: each followed by a comma. */
+const samplesOf = (joined: string | null): number[] => (joined ? joined.split(',').slice(0, -1).map(Number) : [])
+
+function joinSamples(db: Kysely<Database>, expression: RawBuilder<unknown>, decisionMs: boolean): RawBuilder<string | null> {
+  if (sqliteDriverOf(db)) return sql`group_concat(${decisionMs ? sql`${expression} || ','` : expression}, '')`
+  return sql`string_agg(${decisionMs ? sql`${expression}::text || ','` : expression}, '')`
 }
 
-/** The figures of every group with a counted phase run in scope, by the group's key (its columns joined by `/`). */
-export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Grouping): Promise<Map<string, Figures & { triggerName: string; phaseName: string }>> {
+/** The sums of the per-phase-run rows in scope, per group. */
+async function rowSums(db: Kysely<Database>, scope: Scope, grouping: Grouping): Promise<Map<string, Sums>> {
   const keys = KEYS[grouping]
   const key = keys.length === 1 ? keys[0]! : sql`${keys[0]} || '/' || ${keys[1]}`
   const groupBy = sql.join(keys)
   // Names only for the breakdown: the other groupings are summed from the covering index alone.
   const names = grouping === 'cyclePhase' ? sql`, max(trigger_name) as trigger_name, max(phase_name) as phase_name` : sql``
-  const { rows } = await sql<PhaseSums>`select ${key} as key,
+  const { rows } = await sql<Record<string, unknown> & { key: string; trigger_name?: string; phase_name?: string }>`select ${key} as key,
       sum(answered) as answered, sum(approved) as approved, sum(revised) as revised, sum(rejected) as rejected,
       sum(expired) as expired, sum(overridden) as overridden,
       sum(case when approved > 0 and revised = 0 then 1 else 0 end) as first_pass,
@@ -79,71 +88,88 @@ export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Gr
       sum(case when gated = 1 then cost_usd end) as gated_cost, count(case when gated = 1 then cost_usd end) as gated_priced,
       sum(run_failed) as run_failed${names}
     from insight_phase_runs where ${where(scope)} group by ${groupBy}`.execute(db)
-  const times = await decisionTimes(db, scope, key, groupBy)
-  const result = new Map<string, Figures & { triggerName: string; phaseName: string }>()
-  for (const row of rows) {
-    const approved = n(row.approved)
-    const rejected = n(row.rejected)
-    const cost = n(row.priced) > 0 ? usd(n(row.cost)) : null
-    const gatedCost = n(row.gated_priced) > 0 ? n(row.gated_cost) : null
-    result.set(row.key, {
-      phasesAnswered: n(row.answered),
-      decisions: { approved, revised: n(row.revised), rejected, expired: n(row.expired), overridden: n(row.overridden) },
-      firstPassApprovalRate: approved + rejected === 0 ? null : n(row.first_pass) / (approved + rejected),
-      revisionsPerApprovedOutput: approved === 0 ? null : n(row.revisions_approved) / approved,
-      decisionTimeMs: times.get(row.key) ?? { median: null, p90: null, samples: 0 },
-      toolCalls: { autoRun: n(row.tool_auto), approved: n(row.tool_approved), denied: n(row.tool_denied), failed: n(row.tool_failed) },
-      questionsAsked: n(row.questions),
-      usage: { inputTokens: n(row.input_tokens), outputTokens: n(row.output_tokens) },
-      costUsd: cost,
-      costPerApprovedOutput: approved === 0 || gatedCost === null ? null : usd(gatedCost / approved),
-      runsFailed: n(row.run_failed),
-      triggerName: row.trigger_name ?? '',
-      phaseName: row.phase_name ?? '',
-    })
+  const waits = await sql<{ key: string; samples: string | null }>`select ${key} as key, ${joinSamples(db, sql`decision_ms`, true)} as samples
+    from insight_waits where ${where(scope)} and decision_ms is not null group by ${groupBy}`.execute(db)
+  const samples = new Map(waits.rows.map((row) => [row.key, samplesOf(row.samples)]))
+  return new Map(rows.map((row) => [row.key, sumsOf(row, samples.get(row.key) ?? [], row.trigger_name ?? '', row.phase_name ?? '')]))
+}
+
+/** The sums of the day rollups of the days `[fromDay, toDay)` in scope (no stream or cycle filter), per agent or day. */
+async function daySums(db: Kysely<Database>, scope: Scope, fromDay: string, toDay: string, grouping: 'agent' | 'day'): Promise<Map<string, Sums>> {
+  const key = grouping === 'agent' ? sql`agent_id` : sql`day`
+  const agent = scope.agentId ? sql` and agent_id = ${scope.agentId}` : sql``
+  const { rows } = await sql<Record<string, unknown> & { key: string; samples: string | null }>`select ${key} as key,
+      ${sql.join(SUMS.map((column) => sql`sum(${sql.ref(column)}) as ${sql.ref(column)}`))}, ${joinSamples(db, sql`decision_samples`, false)} as samples
+    from insight_agent_days where workspace_id = ${scope.workspaceId} and day >= ${fromDay} and day < ${toDay}${agent}
+    group by ${key} having sum(phase_runs) > 0`.execute(db)
+  return new Map(rows.map((row) => [row.key, sumsOf(row, samplesOf(row.samples), '', '')]))
+}
+
+function sumsOf(row: Record<string, unknown>, samples: number[], triggerName: string, phaseName: string): Sums {
+  return { ...(Object.fromEntries(SUMS.map((column) => [column, n(row[column])])) as Record<(typeof SUMS)[number], number>), samples, triggerName, phaseName }
+}
+
+function addSums(into: Map<string, Sums>, from: Map<string, Sums>): void {
+  for (const [key, sums] of from) {
+    const had = into.get(key)
+    if (!had) {
+      into.set(key, sums)
+      continue
+    }
+    for (const column of SUMS) had[column] += sums[column]
+    for (const sample of sums.samples) had.samples.push(sample)
   }
+}
+
+/**
+ * Where a window's sums come from: for the list and the day series without a stream or cycle filter, its whole
+ * UTC days from the day rollups and the partial days at its ends from the per-phase-run rows; else all of it from
+ * the per-phase-run rows.
+ */
+export function sourcesOf(scope: Scope, grouping: Grouping): { days: { from: string; to: string } | null; rows: Array<{ from: string; to: string }> } {
+  const from = Date.parse(scope.from)
+  const to = Date.parse(scope.to)
+  const firstWhole = Math.ceil(from / DAY_MS) * DAY_MS
+  const endWhole = Math.floor(to / DAY_MS) * DAY_MS
+  if ((grouping !== 'agent' && grouping !== 'day') || scope.streamId || scope.cycleId || firstWhole >= endWhole) return { days: null, rows: [{ from: scope.from, to: scope.to }] }
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const rows = [...(from < firstWhole ? [{ from: scope.from, to: iso(firstWhole) }] : []), ...(endWhole < to ? [{ from: iso(endWhole), to: scope.to }] : [])]
+  return { days: { from: iso(firstWhole).slice(0, 10), to: iso(endWhole).slice(0, 10) }, rows }
+}
+
+/** The figures of every group with a counted phase run in scope, by the group's key (its columns joined by `/`). */
+export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Grouping): Promise<Map<string, Figures & { triggerName: string; phaseName: string }>> {
+  const sources = sourcesOf(scope, grouping)
+  const sums = new Map<string, Sums>()
+  if (sources.days) addSums(sums, await daySums(db, scope, sources.days.from, sources.days.to, grouping as 'agent' | 'day'))
+  for (const part of sources.rows) addSums(sums, await rowSums(db, { ...scope, ...part }, grouping))
+  const result = new Map<string, Figures & { triggerName: string; phaseName: string }>()
+  for (const [key, row] of sums) result.set(key, { ...figuresOf(row), triggerName: row.triggerName, phaseName: row.phaseName })
   return result
+}
+
+/** A group's figures from its sums. */
+export function figuresOf(row: Sums): Figures {
+  const { approved, rejected } = row
+  const samples = row.samples.sort((a, b) => a - b)
+  return {
+    phasesAnswered: row.answered,
+    decisions: { approved, revised: row.revised, rejected, expired: row.expired, overridden: row.overridden },
+    firstPassApprovalRate: approved + rejected === 0 ? null : row.first_pass / (approved + rejected),
+    revisionsPerApprovedOutput: approved === 0 ? null : row.revisions_approved / approved,
+    decisionTimeMs: samples.length === 0 ? { median: null, p90: null, samples: 0 } : { median: nearestRank(samples, 50), p90: nearestRank(samples, 90), samples: samples.length },
+    toolCalls: { autoRun: row.tool_auto, approved: row.tool_approved, denied: row.tool_denied, failed: row.tool_failed },
+    questionsAsked: row.questions,
+    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+    costUsd: row.priced > 0 ? usd(row.cost) : null,
+    costPerApprovedOutput: approved === 0 || row.gated_priced === 0 ? null : usd(row.gated_cost / approved),
+    runsFailed: row.run_failed,
+  }
 }
 
 /** Nearest rank: sorted x₁…xₙ, pₖ = x⌈k·n/100⌉ (integer arithmetic, so no rounding moves a rank). */
 export function nearestRank(sorted: number[], k: number): number {
   return sorted[Math.ceil((k * sorted.length) / 100) - 1]!
-}
-
-// SQLite: an aggregate of our own (made once per database) collects a group's samples and answers
-// "samples,median,p90"; PostgreSQL: percentile_disc, whose ⌈p·n⌉ is taken in floating point — the fraction is
-// lowered by 10⁻¹² so that a product such as 0.9 × 70 = 63.000000000000014 still ranks 63 (a true fraction
-// part is at least 0.01, so the nudge never crosses one for fewer than 10¹⁰ samples).
-const sqliteWithRanks = new WeakSet<object>()
-function ranksSql(db: Kysely<Database>): RawBuilder<string> {
-  const driver = sqliteDriverOf(db)
-  if (!driver) {
-    return sql<string>`count(*) || ',' || percentile_disc(${0.5 - 1e-12}::float8) within group (order by decision_ms) || ',' || percentile_disc(${0.9 - 1e-12}::float8) within group (order by decision_ms)`
-  }
-  if (!sqliteWithRanks.has(driver)) {
-    driver.raw.aggregate('tandem_ranks', {
-      start: () => [] as number[],
-      step: (samples: number[], value: unknown) => {
-        samples.push(Number(value))
-      },
-      result: (samples: number[]) => {
-        samples.sort((a, b) => a - b)
-        return `${samples.length},${nearestRank(samples, 50)},${nearestRank(samples, 90)}`
-      },
-    })
-    sqliteWithRanks.add(driver)
-  }
-  return sql<string>`tandem_ranks(decision_ms)`
-}
-
-/** Median and p90 of the waits people ended, per group, computed in the database: three numbers per group leave it. */
-async function decisionTimes(db: Kysely<Database>, scope: Scope, key: RawBuilder<unknown>, groupBy: RawBuilder<unknown>): Promise<Map<string, Figures['decisionTimeMs']>> {
-  const { rows } = await sql<{ key: string; ranks: string }>`select ${key} as key, ${ranksSql(db)} as ranks
-    from insight_waits where ${where(scope)} and decision_ms is not null group by ${groupBy}`.execute(db)
-  return new Map(rows.map((row) => {
-    const [samples, median, p90] = row.ranks.split(',').map(Number) as [number, number, number]
-    return [row.key, { median, p90, samples }]
-  }))
 }
 
 export const EMPTY_FIGURES: Figures = {

@@ -47,3 +47,39 @@ export interface InsightWaitTable {
   decision_ms: number | string | null
   ended_at: string
 }
+
+/**
+ * The sums of one agent's per-phase-run rows whose phase run started on one UTC `day` (YYYY-MM-DD), kept by the
+ * engine with them (deltas, in the same transaction); read for the whole days of a scorecard's window.
+ */
+export interface InsightAgentDayTable {
+  workspace_id: string
+  agent_id: string
+  day: string
+  phase_runs: number
+  answered: number
+  approved: number
+  revised: number
+  rejected: number
+  expired: number
+  overridden: number
+  /** Phase runs approved without a revise. */
+  first_pass: number
+  /** Revises of the phase runs that ended approved. */
+  revisions_approved: number
+  tool_auto: number
+  tool_approved: number
+  tool_denied: number
+  tool_failed: number
+  questions: number
+  /** Phase runs with a cost, and those of them gated. */
+  priced: number
+  gated_priced: number
+  run_failed: number
+  input_tokens: number | string
+  output_tokens: number | string
+  cost: number
+  gated_cost: number
+  /** The decision times (ms) of the day's waits a person ended, each followed by a comma. */
+  decision_samples: string
+}

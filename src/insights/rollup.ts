@@ -1,12 +1,14 @@
 // The scorecard rollups, kept by the run engine in the transaction of the change that moves them: machine.ts
 // persistRun notes the waits open before it writes (their start lives in the phase's deadlines and toolWaits,
 // which the clocks clear), then rewrites the rollup row of every phase run the change moved and adds the wait it
-// ended — one statement per moved phase; the tool-call counts are subqueries over tool_calls' run index. It also
-// tells the metrics and the traces (events.ts) of the decisions, ended waits, settled tasks and finished runs.
+// ended (the tool-call counts are subqueries over tool_calls' run index), and adds the difference to the agent's
+// day rollup (day-rollup.ts). It also tells the metrics and the traces (events.ts) of the decisions, ended waits,
+// settled tasks and finished runs.
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { InsightPhaseRunTable } from './insights.table.js'
 import { ASK_OPERATOR, endedWaits, isCounted, phaseRow, waitRow, type PhaseLike, type RunLike } from './rollup-rows.js'
+import { decisionTimeAdded, phaseRowMoved } from './day-rollup.js'
 import { emitInsight, tracesListen, type DecidedBy, type WaitOutcome } from './events.js'
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000'
@@ -67,7 +69,8 @@ async function decisionWaitEnded(t: InsightTransition, run: RunLike & { finished
   const ended = wait && wait.seq === phase.decisions.length - 1 && wait.at >= since ? wait : undefined
   if (ended && isCounted(phase)) {
     const row = waitRow(t.workspaceId, run, phase, ended, since)
-    await t.db.insertInto('insight_waits').values(row).onConflict((oc) => oc.columns(['phase_run_id', 'seq']).doNothing()).execute()
+    const added = await t.db.insertInto('insight_waits').values(row).onConflict((oc) => oc.columns(['phase_run_id', 'seq']).doNothing()).returning('seq').executeTakeFirst()
+    if (added && row.decision_ms !== null) await decisionTimeAdded(t.db, row, Number(row.decision_ms))
   }
   let outcome: WaitOutcome = 'cancel'
   let decidedBy: string[] = []
@@ -99,9 +102,12 @@ async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: Ru
   }
   const { phase_run_id: _id, ...rest } = row
   const updated = Object.keys(rest) as Array<keyof Omit<InsightPhaseRunTable, 'phase_run_id'>>
-  await db
+  const old = await db.selectFrom('insight_phase_runs').selectAll().where('phase_run_id', '=', phase.id).executeTakeFirst()
+  const now = await db
     .insertInto('insight_phase_runs')
     .values({ ...row, ...counts })
     .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(updated.map((column) => [column, eb.ref(`excluded.${column}`)])) as never))
-    .execute()
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  await phaseRowMoved(db, old, now)
 }

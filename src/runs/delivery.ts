@@ -27,6 +27,7 @@ import { withLockedRun } from './locked.js'
 import { failStreamingMessage } from '../chat/streaming.js'
 import { StreamSink } from '../chat/sink.js'
 import { countTokens } from '../metrics/tokens.js'
+import { emitInsight, tracesListen } from '../insights/events.js'
 import { openAgentSecret } from './secrets.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
@@ -126,6 +127,11 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
     ? new StreamSink(db, { workspaceId: task.workspace_id, streamId: run.streamId, authorId: agent.id, taskId: task.id, traceparent: task.traceparent }, app.log)
     : null
   if (sink) context.onDelta = sink.onDelta
+  // Traces on: each model call of Tandem's own loop becomes a `chat` span under the task's (docs/insights.md).
+  if (tracesListen(db) && task.traceparent) {
+    const ids = { providerType: agent.providerType, runId: run.id, phaseRunId: task.phase_run_id, taskId: task.id, traceparent: task.traceparent }
+    context.onModelStep = (step) => void emitInsight(db, { type: 'model_step', step, ...ids })
+  }
   const started = performance.now()
   try {
     // An agent with tools (claude, mistral): the adapter runs Tandem's tool loop (docs/tools-and-approvals.md).

@@ -1,8 +1,9 @@
 // OpenTelemetry traces (docs/insights.md, "Traces"), loaded only when an OTLP endpoint is set: the official SDK
 // and OTLP/HTTP exporters, a bounded export queue, and the spans of Tandem's work on the GenAI conventions — the
-// HTTP server span, invoke_workflow per run, invoke_agent per attempt, execute_tool per tool call and
-// `tandem.wait …` per human wait. A long span is recorded when it ends, with its stored or derived id and its
-// start time, so one run is one trace whatever job or instance finishes each part.
+// HTTP server span, invoke_workflow per run, invoke_agent per attempt, chat per model call of Tandem's own loop,
+// execute_tool per tool call and `tandem.wait …` per human wait. A long span is recorded when it ends, with its
+// stored or derived id and its start time, so one run is one trace whatever job or instance finishes each part.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { randomBytes } from 'node:crypto'
 import client from 'prom-client'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -17,7 +18,7 @@ import { onInsightEvent, type InsightEvent } from '../insights/events.js'
 import type { TracingSettings } from '../tracing-settings.js'
 import { BoundedBatchProcessor } from './processor.js'
 import { ChosenIdGenerator, derivedSpanId } from './ids.js'
-import { spansOfTask } from './task-spans.js'
+import { PROVIDER_NAMES, spansOfTask } from './task-spans.js'
 
 export interface SpanSpec {
   name: string
@@ -31,6 +32,8 @@ export interface SpanSpec {
   end: number
   attributes: Attributes
   error?: string | null
+  /** Spans of other traces this one is linked to (the request that ended it). */
+  links?: Array<{ traceId: string; spanId: string; flags: string }>
 }
 
 export type RecordSpan = (spec: SpanSpec) => void
@@ -70,7 +73,8 @@ export async function startTracing(app: FastifyInstance, settings: TracingSettin
       ? trace.setSpanContext(ROOT_CONTEXT, { traceId: spec.traceId, spanId: spec.parentSpanId, traceFlags: parseInt(spec.flags, 16) & 1, isRemote: true })
       : ROOT_CONTEXT
     ids.choose({ traceId: spec.traceId, spanId: spec.spanId })
-    const span = tracer.startSpan(spec.name, { kind: spec.kind, startTime: new Date(spec.start), attributes: spec.attributes }, parent)
+    const links = (spec.links ?? []).map((l) => ({ context: { traceId: l.traceId, spanId: l.spanId, traceFlags: parseInt(l.flags, 16) & 1, isRemote: true } }))
+    const span = tracer.startSpan(spec.name, { kind: spec.kind, startTime: new Date(spec.start), attributes: spec.attributes, links }, parent)
     ids.choose({})
     if (spec.error) {
       span.setAttribute('error.type', spec.error)
@@ -104,8 +108,19 @@ export async function startTracing(app: FastifyInstance, settings: TracingSettin
     })
   })
 
+  // A request acting on a run (a decision, an answer, a tool call's approval) keeps its own trace: a span of the
+  // run it ends (the wait, the run, an agent's attempt) links to the request's span. The request is found from the
+  // engine's event through the request's async context.
+  const acting = new AsyncLocalStorage<FastifyRequest>()
+  app.addHook('onRequest', (request, _reply, done) => acting.run(request, done))
+  const linked: RecordSpan = (spec) => {
+    const request = acting.getStore()
+    const own = request ? parseTraceparent(traceparentFor(request)) : null
+    record(own && own.traceId !== spec.traceId ? { ...spec, links: [...(spec.links ?? []), own] } : spec)
+  }
+
   dbContext(app.database.db).tracesOn = true
-  onInsightEvent(app.database.db, (event, db) => spansOfEvent(event, record, settings, db))
+  onInsightEvent(app.database.db, (event, db) => spansOfEvent(event, linked, settings, db))
   // Shutting down flushes what is queued, for at most OTEL_BSP_EXPORT_TIMEOUT (5 s at most): a collector that is down
   // never holds the process.
   app.addHook('onClose', async () => {
@@ -132,6 +147,31 @@ async function spansOfEvent(event: InsightEvent, record: RecordSpan, settings: T
       end: Date.parse(run.finishedAt ?? new Date().toISOString()),
       attributes: { 'gen_ai.operation.name': 'invoke_workflow', 'gen_ai.workflow.name': run.triggerName, 'gen_ai.agent.name': run.triggerName, 'tandem.run.id': run.id, 'tandem.cycle.id': run.cycleId },
       error: run.status === 'failed' ? (run.error?.type.split(':').pop() ?? 'failed') : null,
+    })
+  } else if (event.type === 'model_step') {
+    // A model call of Tandem's loop, under the task's invoke_agent; no message text (the content opt-in covers
+    // the agent's answer on invoke_agent).
+    const { step } = event
+    record({
+      name: `chat ${step.model}`,
+      kind: SpanKind.CLIENT,
+      traceId: context.traceId,
+      spanId: randomSpanId(),
+      flags: context.flags,
+      parentSpanId: context.spanId,
+      start: step.start,
+      end: step.end,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': PROVIDER_NAMES[event.providerType] ?? event.providerType,
+        'gen_ai.request.model': step.model,
+        ...(step.usage ? { 'gen_ai.usage.input_tokens': step.usage.inputTokens, 'gen_ai.usage.output_tokens': step.usage.outputTokens } : {}),
+        ...(step.finishReason ? { 'gen_ai.response.finish_reasons': [step.finishReason] } : {}),
+        'tandem.run.id': event.runId,
+        'tandem.phase_run.id': event.phaseRunId,
+        'tandem.task.id': event.taskId,
+      },
+      error: step.error,
     })
   } else if (event.type === 'task_settled') {
     await spansOfTask(event, record, db, settings.captureContent)

@@ -63,6 +63,11 @@ export interface AdapterContext {
    * and where the loop records its calls and waits (src/runs/tool-calls-host.ts; docs/tools-and-approvals.md).
    */
   tools?: import('./tool-loop.js').ToolLoopHost
+  /**
+   * Set when traces are on: told of each model call of Tandem's own loop (claude, mistral chat) as it ends, for
+   * its `chat` span (docs/insights.md). It never throws and never waits.
+   */
+  onModelStep?: (step: ModelStep) => void
   /** Set for an ElevenLabs agent with tools: answers its client_tool_call events (src/runs/tool-calls-client.ts). */
   clientTools?: ClientTools
   /** Where a task sent to a remote A2A agent is recorded before it leaves (src/a2a/remote-ledger.ts). */
@@ -77,6 +82,17 @@ export interface ClientTools {
 }
 
 /** Tokens the vendor reported for one attempt (summed over a tool loop's steps). */
+/** One model call of Tandem's loop: its model, when it ran (ms since the epoch), its tokens and how it ended. */
+export interface ModelStep {
+  model: string
+  start: number
+  end: number
+  usage: Usage | null
+  finishReason: string | null
+  /** The failure's class (the outcome's problem code, or `retry`), null when it answered. */
+  error: string | null
+}
+
 export interface Usage {
   inputTokens: number
   outputTokens: number

@@ -37,15 +37,27 @@ export async function answerWithModel(
     ...(context.traceparent ? { headers: { traceparent: context.traceparent } } : {}),
   }
   if (context.onDelta) return streamWithModel(vendor, call, context, context.onDelta, options.secret)
+  const start = Date.now()
   try {
     const { generateText } = await aiSdk()
     const result = await generateText(call)
+    const usage = usageOf(result.totalUsage ?? result.usage)
+    modelStepEnded(context, model, start, usage, result.finishReason, null)
     const text = result.text.trim()
     if (!text) return malformed(vendor, 'answered with no text')
-    return { kind: 'answered', output: { text: result.text }, usage: usageOf(result.totalUsage ?? result.usage) }
+    return { kind: 'answered', output: { text: result.text }, usage }
   } catch (thrown) {
-    return modelErrorOutcome(vendor, thrown, context, options.secret)
+    const outcome = modelErrorOutcome(vendor, thrown, context, options.secret)
+    modelStepEnded(context, model, start, null, null, outcome)
+    return outcome
   }
+}
+
+/** Tells the context's onModelStep (the `chat` span) of a model call that ended; `failed`: its outcome, if it failed. */
+export function modelStepEnded(context: AdapterContext, model: LanguageModel, start: number, usage: Usage | null, finishReason: string | null, failed: DeliveryOutcome | null): void {
+  if (!context.onModelStep) return
+  const error = failed === null ? null : failed.kind === 'failed' ? failed.code : failed.kind
+  context.onModelStep({ model: typeof model === 'string' ? model : model.modelId, start, end: Date.now(), usage, finishReason, error })
 }
 
 /** streamText: each text delta to `onDelta`; an error part (status, network, a cut stream) ends it as generateText's would. */
@@ -59,6 +71,8 @@ async function streamWithModel(
   let text = ''
   let failure: unknown
   let usage: LanguageModelUsage | undefined
+  let finishReason: string | null = null
+  const start = Date.now()
   try {
     const { streamText } = await aiSdk()
     const result = streamText({ ...call, onError: () => {} })
@@ -71,6 +85,7 @@ async function streamWithModel(
         break
       } else if (part.type === 'finish') {
         usage = part.totalUsage
+        finishReason = part.finishReason
       } else if (part.type === 'abort') {
         failure = context.signal.reason ?? new Error('aborted')
         break
@@ -84,9 +99,11 @@ async function streamWithModel(
     // broken after a 2xx as an APICallError with that status): a transient failure.
     const status = aiSdkIfLoaded()?.APICallError.isInstance(failure) ? (failure as { statusCode?: number }).statusCode : undefined
     const afterSuccess = status !== undefined && status >= 200 && status < 300
-    if (afterSuccess || (text !== '' && status === undefined)) return errorOutcome(vendor, failure, context)
-    return modelErrorOutcome(vendor, failure, context, secret)
+    const outcome = afterSuccess || (text !== '' && status === undefined) ? errorOutcome(vendor, failure, context) : modelErrorOutcome(vendor, failure, context, secret)
+    modelStepEnded(context, call.model, start, null, null, outcome)
+    return outcome
   }
+  modelStepEnded(context, call.model, start, usageOf(usage), finishReason, null)
   if (!text.trim()) return malformed(vendor, 'answered with no text')
   return { kind: 'answered', output: { text }, usage: usageOf(usage) }
 }

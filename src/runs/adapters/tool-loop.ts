@@ -7,7 +7,7 @@
 import type { LanguageModel, ModelMessage, ToolSet } from 'ai'
 import { aiSdk } from './ai-sdk-modules.js'
 import type { AdapterContext, DeliveryOutcome, Usage } from './adapter.js'
-import { modelErrorOutcome } from './ai-sdk.js'
+import { modelErrorOutcome, modelStepEnded, usageOf } from './ai-sdk.js'
 import { malformed } from './outcome.js'
 import type { Prompt } from './prompt.js'
 import type { ToolDefinition } from '../../tools/definitions.js'
@@ -102,6 +102,7 @@ export async function runToolLoop(
     state.step += 1
     let text = ''
     let calls: RequestedCall[]
+    const start = Date.now()
     try {
       let failure: unknown
       const result = streamText({
@@ -128,12 +129,15 @@ export async function runToolLoop(
         }
       }
       if (failure !== undefined) throw failure
-      const [toolCalls, usage] = await Promise.all([result.toolCalls, result.usage])
+      const [toolCalls, usage, finishReason] = await Promise.all([result.toolCalls, result.usage, result.finishReason])
       state.usage.inputTokens += usage.inputTokens ?? 0
       state.usage.outputTokens += usage.outputTokens ?? 0
+      modelStepEnded(context, model, start, usageOf(usage), finishReason, null)
       calls = toolCalls.map((call) => ({ toolCallId: call.toolCallId, vendorName: call.toolName, tool: names.toolOf(call.toolName), input: call.input }))
     } catch (error) {
-      return modelErrorOutcome(vendor, error, context, options.secret)
+      const outcome = modelErrorOutcome(vendor, error, context, options.secret)
+      modelStepEnded(context, model, start, null, null, outcome)
+      return outcome
     }
     if (text !== '') state.text = state.text === '' ? text : `${state.text}\n\n${text}`
     if (calls.length === 0) {

@@ -1,0 +1,171 @@
+// The day rollups (docs/insights.md) on both databases: per-phase-run and wait rows over several days, written and
+// then rewritten through the engine's own delta functions, give the list and the day series exactly the figures
+// computed here from those rows — for windows of whole days (read from the day rollups), windows cutting days at
+// either end (their partial days read from the rows) and windows inside one day; and the migration's backfill
+// makes the same day rows as the deltas.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { build, dialects, send } from '../helpers.js'
+import { decisionTimeAdded, phaseRowMoved } from '../../src/insights/day-rollup.js'
+import type { InsightPhaseRunTable, InsightWaitTable } from '../../src/insights/insights.table.js'
+import { backfillAgentDays } from '../../src/db/migrations/0125_insight_agent_days.js'
+
+const DAY = 86_400_000
+const HOUR = 3_600_000
+
+/** A small deterministic generator (mulberry32), so a failure can be replayed. */
+function random(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const nearestRank = (sorted: number[], k: number) => sorted[Math.ceil((k * sorted.length) / 100) - 1]!
+const usd = (value: number) => Math.round(value * 1e9) / 1e9
+
+/** The figures of the contract, straight from rows (the test's own reading, not the service's). */
+function expected(rows: InsightPhaseRunTable[], waits: InsightWaitTable[]) {
+  const sum = (pick: (r: InsightPhaseRunTable) => number) => rows.reduce((s, r) => s + pick(r), 0)
+  const approved = sum((r) => r.approved)
+  const rejected = sum((r) => r.rejected)
+  const priced = rows.filter((r) => r.cost_usd !== null)
+  const gated = priced.filter((r) => r.gated === 1)
+  const times = waits.filter((w) => w.decision_ms !== null).map((w) => Number(w.decision_ms)).sort((a, b) => a - b)
+  return {
+    phasesAnswered: sum((r) => r.answered),
+    decisions: { approved, revised: sum((r) => r.revised), rejected, expired: sum((r) => r.expired), overridden: sum((r) => r.overridden) },
+    firstPassApprovalRate: approved + rejected === 0 ? null : rows.filter((r) => r.approved > 0 && r.revised === 0).length / (approved + rejected),
+    revisionsPerApprovedOutput: approved === 0 ? null : sum((r) => (r.approved > 0 ? r.revised : 0)) / approved,
+    decisionTimeMs: times.length === 0 ? { median: null, p90: null, samples: 0 } : { median: nearestRank(times, 50), p90: nearestRank(times, 90), samples: times.length },
+    toolCalls: { autoRun: sum((r) => r.tool_auto), approved: sum((r) => r.tool_approved), denied: sum((r) => r.tool_denied), failed: sum((r) => r.tool_failed) },
+    questionsAsked: sum((r) => r.questions),
+    usage: { inputTokens: sum((r) => Number(r.input_tokens)), outputTokens: sum((r) => Number(r.output_tokens)) },
+    costUsd: priced.length === 0 ? null : usd(priced.reduce((s, r) => s + r.cost_usd!, 0)),
+    costPerApprovedOutput: approved === 0 || gated.length === 0 ? null : usd(gated.reduce((s, r) => s + r.cost_usd!, 0) / approved),
+    runsFailed: sum((r) => r.run_failed),
+  }
+}
+
+const figuresOnly = ({ agentId: _a, agentName: _n, providerType: _p, avatarAssetId: _v, start: _s, end: _e, ...figures }: Record<string, unknown>) => figures
+
+for (const dialect of dialects()) {
+  describe(`day rollups (${dialect})`, () => {
+    let app: FastifyInstance
+    let workspaceId: string
+    const agents = [randomUUID(), randomUUID(), randomUUID()]
+    // Five whole UTC days ending at today's midnight, and today until now.
+    const base = Math.floor(Date.now() / DAY) * DAY - 5 * DAY
+    let rows: InsightPhaseRunTable[] = []
+    const waits: InsightWaitTable[] = []
+
+    before(async () => {
+      app = await build(dialect)
+      workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
+      const db = app.database.db
+      const next = random(37)
+      const span = Date.now() - base
+      for (let i = 0; i < 120; i++) {
+        const gated = next() < 0.7 ? 1 : 0
+        const outcome = gated ? Math.floor(next() * 4) : -1 // 0 approved, 1 rejected, 2 expired, 3 still waiting
+        const row: InsightPhaseRunTable = {
+          phase_run_id: randomUUID(), workspace_id: workspaceId, agent_id: agents[i % 3]!, run_id: randomUUID(), stream_id: randomUUID(),
+          cycle_id: randomUUID(), trigger_name: 't', phase_id: randomUUID(), phase_name: 'p', started_at: new Date(base + Math.floor(next() * span)).toISOString(),
+          gated, answered: next() < 0.9 ? 1 : 0, approved: 0, revised: 0, rejected: 0, expired: 0, overridden: 0,
+          tool_auto: Math.floor(next() * 3), tool_approved: 0, tool_denied: 0, tool_failed: 0, questions: 0,
+          input_tokens: 100, output_tokens: 20, cost_usd: next() < 0.3 ? null : Math.floor(next() * 5000) * 1e-6, run_failed: next() < 0.05 ? 1 : 0,
+        }
+        await db.insertInto('insight_phase_runs').values(row).execute()
+        await phaseRowMoved(db, undefined, row)
+        // The engine rewrites the row as the phase moves: revises, its outcome, tool calls, a cost that grows.
+        const moved: InsightPhaseRunTable = {
+          ...row,
+          revised: gated && next() < 0.3 ? 1 + Math.floor(next() * 2) : 0,
+          approved: outcome === 0 ? 1 : 0, rejected: outcome === 1 ? 1 : 0, expired: outcome === 2 ? 1 : 0, overridden: outcome === 1 && next() < 0.5 ? 1 : 0,
+          tool_approved: Math.floor(next() * 2), tool_denied: Math.floor(next() * 2), tool_failed: Math.floor(next() * 2), questions: Math.floor(next() * 2),
+          input_tokens: 300, output_tokens: 60, cost_usd: next() < 0.2 ? null : Math.floor(next() * 9000) * 1e-6,
+        }
+        const { phase_run_id: _id, ...rest } = moved
+        await db.updateTable('insight_phase_runs').set(rest).where('phase_run_id', '=', row.phase_run_id).execute()
+        await phaseRowMoved(db, row, moved)
+        rows.push(moved)
+        const ended = [...Array<'revised'>(moved.revised).fill('revised'), ...(outcome === 0 ? ['approved'] : outcome === 1 ? ['rejected'] : outcome === 2 ? ['expired'] : [])] as InsightWaitTable['outcome'][]
+        for (const [seq, o] of ended.entries()) {
+          const wait: InsightWaitTable = {
+            phase_run_id: row.phase_run_id, seq, workspace_id: workspaceId, agent_id: row.agent_id, stream_id: row.stream_id, cycle_id: row.cycle_id,
+            phase_id: row.phase_id, started_at: row.started_at, outcome: o, decision_ms: o === 'expired' ? null : Math.floor(next() * HOUR), ended_at: row.started_at,
+          }
+          await db.insertInto('insight_waits').values(wait).execute()
+          if (wait.decision_ms !== null) await decisionTimeAdded(db, wait, Number(wait.decision_ms))
+          waits.push(wait)
+        }
+      }
+      rows = rows.sort((a, b) => (a.started_at < b.started_at ? -1 : 1))
+      assert.ok(new Set(rows.map((r) => r.started_at.slice(0, 10))).size >= 5, 'rows on several days')
+    })
+    after(async () => app.close())
+
+    const iso = (ms: number) => new Date(ms).toISOString()
+    const inWindow = <T extends { started_at: string; agent_id: string }>(items: T[], from: number, to: number, agentId?: string) =>
+      items.filter((x) => x.started_at >= iso(from) && x.started_at < iso(to) && (agentId === undefined || x.agent_id === agentId))
+    const windows: Array<[string, number, number]> = [
+      ['whole days', base, base + 5 * DAY],
+      ['cut at both ends', base + 7 * HOUR + 123, base + 4 * DAY + 17 * HOUR + 5],
+      ['cut at the start, until now', base + DAY / 2, Date.now() + 1],
+      ['whole days and today so far', base, Date.now() + 1],
+      ['inside one day', base + 2 * DAY + 3 * HOUR, base + 2 * DAY + 20 * HOUR],
+      ['across one midnight, no whole day', base + 2 * DAY + 20 * HOUR, base + 3 * DAY + 4 * HOUR],
+    ]
+
+    it('the list: every figure as computed from the rows, whatever days the window cuts', async () => {
+      for (const [name, from, to] of windows) {
+        const res = await send(app, 'GET', `/api/insights/agents?from=${iso(from)}&to=${iso(to)}`)
+        assert.equal(res.statusCode, 200, res.body)
+        const data = res.json().data as Array<Record<string, unknown>>
+        const present = agents.filter((a) => inWindow(rows, from, to, a).length > 0)
+        assert.deepEqual(data.map((r) => r.agentId).sort(), [...present].sort(), name)
+        for (const row of data) {
+          const agentId = row.agentId as string
+          assert.deepEqual(figuresOnly(row), expected(inWindow(rows, from, to, agentId), inWindow(waits, from, to, agentId)), `${name}, ${agentId}`)
+        }
+      }
+    })
+
+    it('the detail: the row and each day bucket as computed from the rows', async () => {
+      const agentId = agents[1]!
+      for (const [name, from, to] of windows.filter(([, f, t]) => t - f > 72 * HOUR)) {
+        const res = await send(app, 'GET', `/api/insights/agents/${agentId}?from=${iso(from)}&to=${iso(to)}&bucket=day`)
+        assert.equal(res.statusCode, 200, res.body)
+        const body = res.json()
+        assert.deepEqual(figuresOnly(body.agent), expected(inWindow(rows, from, to, agentId), inWindow(waits, from, to, agentId)), name)
+        for (const bucket of body.series) {
+          // A bucket holds the counted phase runs started in it, within the window.
+          const start = Math.max(from, Date.parse(bucket.start))
+          const end = Math.min(to, Date.parse(bucket.end))
+          assert.deepEqual(figuresOnly(bucket), expected(inWindow(rows, start, end, agentId), inWindow(waits, start, end, agentId)), `${name}, ${bucket.start}`)
+        }
+      }
+    })
+
+    it('the backfill makes the same day rows as the engine', async () => {
+      const db = app.database.db
+      const read = async () =>
+        (await db.selectFrom('insight_agent_days').selectAll().orderBy('agent_id').orderBy('day').execute()).map(({ decision_samples, cost, gated_cost, ...sums }) => ({
+          ...sums,
+          input_tokens: Number(sums.input_tokens),
+          output_tokens: Number(sums.output_tokens),
+          cost: usd(cost),
+          gated_cost: usd(gated_cost),
+          samples: decision_samples.split(',').slice(0, -1).map(Number).sort((a, b) => a - b),
+        }))
+      const engine = await read()
+      assert.equal(engine.length > 10, true, `${engine.length} day rows`)
+      await backfillAgentDays(db)
+      assert.deepEqual(await read(), engine)
+    })
+  })
+}
