@@ -78,9 +78,9 @@ export interface Config {
   tracing: TracingSettings | null
   /** Redis for the rate limit shared by every instance; null: counted per instance. */
   redisUrl: string | null
-  /** TANDEM_ASSET_MAX_BYTES: the largest image POST /api/assets takes (AGENTS.md, avatars). */
+  /** TANDEM_ASSET_MAX_BYTES: the largest image POST /api/assets takes (docs/agents-templates-assets.md, avatars). */
   assetMaxBytes: number
-  /** TANDEM_TOOL_TIMEOUT_MS: one MCP operation (listing a server's tools, calling one), connecting included (AGENTS.md, "Tools"). */
+  /** TANDEM_TOOL_TIMEOUT_MS: one MCP operation (listing a server's tools, calling one), connecting included (docs/tools-and-approvals.md, "Tools"). */
   toolTimeoutMs: number
   /** TANDEM_TOOL_STEPS: the most model steps of one task's tool loop (claude, mistral). */
   toolSteps: number

@@ -1,4 +1,4 @@
-// The README is a front door, not a reference (issue 27): at most 300 lines; its first 60 say what Tandem is,
+// The README is a front door, not a reference: at most 300 lines; its first 60 say what Tandem is,
 // give the two set-up commands and the test command and link into docs/; then the console's picture, the
 // concepts with a diagram, one walk-through (run by test/readme.test.ts), the ten most-used settings, and
 // links to the reference pages, each of which exists (test/docs-links.test.ts checks every link resolves).

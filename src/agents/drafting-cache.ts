@@ -5,6 +5,7 @@
 // workspace's agents to its worker as one text (builtin.ts), which costs a copy instead of a structured clone of
 // every object. Only reads outside a transaction fill it. Bounded by the characters it holds, oldest first out.
 import { dbContext, type DbHandle } from '../db/context.js'
+import { VersionedRowCache } from './versioned-cache.js'
 
 /** What the drafter reads of an agent (the drafter's AgentProfile has this shape; agents import nothing of the drafter). */
 export interface AgentProfile {
@@ -23,41 +24,24 @@ interface Entry {
 }
 
 export class DraftingProfileCache {
-  private readonly entries = new Map<string, Entry>()
-  private chars = 0
+  private readonly rows: VersionedRowCache<Entry>
 
-  constructor(private readonly maxChars = MAX_DRAFTING_CHARS) {}
+  constructor(maxChars = MAX_DRAFTING_CHARS) {
+    this.rows = new VersionedRowCache<Entry>(maxChars, (entry) => entry.json.length)
+  }
 
   get(id: string, version: number): Entry | undefined {
-    const entry = this.entries.get(id)
-    return entry && entry.version === version ? entry : undefined
+    return this.rows.get(id, version)
   }
 
   /** Keeps `profile` (frozen: it is shared by every draft that reads it) as row `id` at `version`. */
   set(id: string, version: number, profile: AgentProfile): Entry {
-    this.delete(id)
     Object.freeze(profile.tools)
-    const entry = { version, profile: Object.freeze(profile), json: JSON.stringify(profile) }
-    if (entry.json.length > this.maxChars) return entry
-    this.entries.set(id, entry)
-    this.chars += entry.json.length
-    for (const [oldest, kept] of this.entries) {
-      if (this.chars <= this.maxChars) break
-      this.entries.delete(oldest)
-      this.chars -= kept.json.length
-    }
-    return entry
-  }
-
-  delete(id: string): void {
-    const entry = this.entries.get(id)
-    if (!entry) return
-    this.entries.delete(id)
-    this.chars -= entry.json.length
+    return this.rows.set(id, version, { version, profile: Object.freeze(profile), json: JSON.stringify(profile) })
   }
 
   get size(): { entries: number; chars: number } {
-    return { entries: this.entries.size, chars: this.chars }
+    return this.rows.size
   }
 }
 

@@ -9,7 +9,7 @@ import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { deleteAgent, findAgentJson, insertAgent, listAgentJson, updateAgent } from './store.js'
 import { fillFromTemplate } from '../templates/apply.js'
 
-// An agent carries a credential to its endpoint: a member must not be able to redirect it (RUNS.md).
+// An agent carries a credential to its endpoint: a member must not be able to redirect it (docs/runs-and-events.md).
 const ADMIN_ONLY = 'create, change or delete agents'
 
 export interface AgentRouteOptions {

@@ -1,4 +1,4 @@
-// Asset shapes (AGENTS.md, "Avatars: assets"): the stored asset as clients read it, and the media types taken.
+// Asset shapes (docs/agents-templates-assets.md, "Avatars: assets"): the stored asset as clients read it, and the media types taken.
 import Type, { type Static } from 'typebox'
 import { Timestamp, Uuid } from '../http/schemas.js'
 

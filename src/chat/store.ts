@@ -112,7 +112,7 @@ export async function listLatestMessages(db: Kysely<Database>, workspaceId: stri
   return rows.reverse().map(toMessage)
 }
 
-/** How many of its stream's latest messages a task hands its agent (RUNS.md "Tasks"). */
+/** How many of its stream's latest messages a task hands its agent (docs/runs-and-events.md "Tasks"). */
 export const RECENT_MESSAGES = 20
 
 // The recent messages a task hands its agent: only the fields the payload shows (no content to read and parse). The

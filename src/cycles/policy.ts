@@ -1,4 +1,4 @@
-// Decision policies (OPERATORS.md "Decision policies"): a saved cycle's optional `policy`, checked on save, and
+// Decision policies (docs/operators.md "Decision policies"): a saved cycle's optional `policy`, checked on save, and
 // resolved per phase (the phase's entry over the cycle's `decision`, field by field) when a run is created.
 import Type, { type Static } from 'typebox'
 import { Nullable, StringEnum } from '../http/schemas.js'

@@ -1,4 +1,4 @@
-// "No one to decide" (OPERATORS.md): a saved cycle whose operatorPool names a handle no principal of the
+// "No one to decide" (docs/operators.md): a saved cycle whose operatorPool names a handle no principal of the
 // workspace has is still saved, with a warning per phase and handle, so a typo (`@marai`) shows at once
 // instead of when a run stalls on it.
 import type { Kysely } from 'kysely'

@@ -1,4 +1,4 @@
-// What to look a prompt's agents up by (issue 14): the builtin engine drafts the prompt once without agents,
+// What to look a prompt's agents up by: the builtin engine drafts the prompt once without agents,
 // noting every text it would match against agents — each step it would assign by best match, each step or
 // reference in which it would look for an agent's name — and each text becomes one full-text query, with
 // the scorer's own terms and factors (language.ts workTerms), and a look-up of the agents it names. The

@@ -1,4 +1,4 @@
-// Reads of the event log bounded by bytes as well as by count (RUNS.md, Events): a JSON page or an SSE replay batch
+// Reads of the event log bounded by bytes as well as by count (docs/runs-and-events.md, Events): a JSON page or an SSE replay batch
 // carries at most EVENT_READ_BUDGET_BYTES (fewer events, and the reader goes on from the last one). Sizes come
 // first, from a query that reads no event's data (octet_length: SQLite and PostgreSQL both take it from the row's
 // header or TOAST pointer); then the events that fit, as their stored JSON text, which is written out as it is:

@@ -42,7 +42,7 @@ const insertRow = prepared(6, (db, streamId: Expression<string>, id: Expression<
   db.insertInto('stream_events').values({ stream_id: streamId, id, workspace_id: workspaceId, type, data, created_at: createdAt }),
 )
 
-/** No event is larger than this (its data as JSON, in bytes; RUNS.md "Events"). */
+/** No event is larger than this (its data as JSON, in bytes; docs/runs-and-events.md "Events"). */
 export const MAX_EVENT_BYTES = 64 * 1024
 // What an event too large for the bound leaves out: the bulky fields of a message (its content and text), a
 // cycle (its phases) or a run (its input and phases). Clients read the whole resource with GET.

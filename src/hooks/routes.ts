@@ -1,4 +1,4 @@
-// Inbound hooks (OPERATORS.md "Inbound hooks"). `hookAdminRoutes` (under /api, admins): create, list, delete.
+// Inbound hooks (docs/operators.md "Inbound hooks"). `hookAdminRoutes` (under /api, admins): create, list, delete.
 // `inboundHookRoutes` (under /hooks, no API key): POST /hooks/{hookId}, verified with the hook's own secret by
 // the Standard Webhooks library, replay-safe by webhook-id, at most 64 KiB, rate-limited per hook. Nothing
 // else answers under /hooks.

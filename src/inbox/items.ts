@@ -16,7 +16,7 @@ export const MAX_WAITING_RUNS = 5000
 
 export type Caller = Pick<Principal, 'principalId' | 'handle' | 'role' | 'workspaceId'>
 
-/** The pool rule of RUNS.md, kept in one place (src/waits/who.ts), with escalation. */
+/** The pool rule of docs/runs-and-events.md, kept in one place (src/waits/who.ts), with escalation. */
 export { mayDecide }
 
 export const itemKey = (item: Pick<InboxItem, 'kind' | 'phaseRunId' | 'callId'>) => `${item.kind}:${item.phaseRunId}:${item.callId ?? ''}`

@@ -12,10 +12,9 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { EventHub, FeedReader } from '../events/hub.js'
 import type { StreamEvent } from '../events/store.js'
+import { WorkspaceStreams } from '../events/workspace-streams.js'
 import { inboxOf, itemKey, type Caller } from './items.js'
 import type { InboxItem } from './schemas.js'
-
-const MAX_OTHER_STREAMS = 10000
 
 const RUN_EVENTS = new Set(['run.created', 'run.updated', 'tool_call.created', 'tool_call.updated'])
 
@@ -25,8 +24,7 @@ export class InboxConnection implements FeedReader {
   private readonly keepAlive: NodeJS.Timeout
   private readonly lifetime: NodeJS.Timeout
   private readonly stopWatching: () => void
-  /** Streams a wake-up named that are not the workspace's (looked up once each; forgotten past MAX_OTHER_STREAMS). */
-  private readonly others = new Set<string>()
+  private readonly streams: WorkspaceStreams
   private reading = false
   private again = false
   private ended = false
@@ -40,6 +38,7 @@ export class InboxConnection implements FeedReader {
     private readonly log: FastifyBaseLogger,
   ) {
     raw.once('close', () => this.close())
+    this.streams = new WorkspaceStreams(db, caller.workspaceId)
     this.stopWatching = hub.watchWakes((streamId) => this.woken(streamId))
     this.keepAlive = setInterval(() => {
       this.write(': keep-alive\n\n')
@@ -68,15 +67,10 @@ export class InboxConnection implements FeedReader {
 
   /** A stream had new events: one this feed does not follow yet may be a new stream of the workspace. */
   private woken(streamId: string): void {
-    if (this.ended || this.subscriptions.has(streamId) || this.others.has(streamId)) return
-    this.db.selectFrom('streams').select('workspace_id').where('id', '=', streamId).executeTakeFirst()
-      .then((row) => {
-        if (this.ended || this.subscriptions.has(streamId)) return
-        if (row?.workspace_id !== this.caller.workspaceId) {
-          if (this.others.size >= MAX_OTHER_STREAMS) this.others.clear()
-          this.others.add(streamId)
-          return
-        }
+    if (this.ended || this.subscriptions.has(streamId) || this.streams.isOther(streamId)) return
+    this.streams.belongs(streamId)
+      .then((ours) => {
+        if (!ours || this.ended || this.subscriptions.has(streamId)) return
         this.subscriptions.set(streamId, this.hub.subscribe(streamId, this))
         this.refresh()
       })

@@ -1,4 +1,4 @@
-// /api/me/inbox (OPERATORS.md "The inbox"): a page of what waits for the caller, a live feed of its changes,
+// /api/me/inbox (docs/operators.md "The inbox"): a page of what waits for the caller, a live feed of its changes,
 // and claims on items. Agent keys are refused by authentication (no route here declares `agentKeys`).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'

@@ -1,4 +1,4 @@
-// Inbox shapes (OPERATORS.md "The inbox").
+// Inbox shapes (docs/operators.md "The inbox").
 import Type, { type Static } from 'typebox'
 import { Nullable, PageQuery, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 

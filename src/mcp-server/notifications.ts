@@ -12,12 +12,12 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { EventHub, FeedReader } from '../events/hub.js'
 import type { StreamEvent } from '../events/store.js'
+import { WorkspaceStreams } from '../events/workspace-streams.js'
 import { inboxOf, itemKey, type Caller } from '../inbox/items.js'
 import { INBOX_URI, messagesUri, runUri } from './resources.js'
 import { subscriptionsOf } from './sessions.js'
 
 const NOTIFY_EVERY_MS = 1000
-const MAX_OTHER_STREAMS = 10000
 const INBOX_EVENTS = new Set(['run.created', 'run.updated', 'tool_call.created', 'tool_call.updated', 'decision.escalated'])
 
 /** The resources an event changes (the inbox is checked apart: only a change of its items counts). */
@@ -36,8 +36,7 @@ export class NotificationStream implements FeedReader {
   private readonly keepAlive: NodeJS.Timeout
   private readonly lifetime: NodeJS.Timeout
   private readonly stopWatching: () => void
-  /** Streams a wake-up named that are not the workspace's (looked up once each; forgotten past MAX_OTHER_STREAMS). */
-  private readonly others = new Set<string>()
+  private readonly streams: WorkspaceStreams
   private inboxKeys: Set<string> | null = null
   private queue: Promise<void> = Promise.resolve()
   private ended = false
@@ -52,6 +51,7 @@ export class NotificationStream implements FeedReader {
     private readonly log: FastifyBaseLogger,
   ) {
     raw.once('close', () => this.close())
+    this.streams = new WorkspaceStreams(db, caller.workspaceId)
     this.stopWatching = hub.watchWakes((streamId) => this.woken(streamId))
     this.keepAlive = setInterval(() => {
       this.write(': keep-alive\n\n')
@@ -85,16 +85,11 @@ export class NotificationStream implements FeedReader {
 
   /** A stream had new events: one not followed yet may be a new stream of the workspace (its first events count). */
   private woken(streamId: string): void {
-    if (this.ended || this.followed.has(streamId) || this.others.has(streamId)) return
+    if (this.ended || this.followed.has(streamId) || this.streams.isOther(streamId)) return
     this.enqueue(async () => {
-      if (this.followed.has(streamId) || this.others.has(streamId)) return
-      const row = await this.db.selectFrom('streams').select('workspace_id').where('id', '=', streamId).executeTakeFirst()
-      if (this.ended || this.followed.has(streamId)) return
-      if (row?.workspace_id !== this.caller.workspaceId) {
-        if (this.others.size >= MAX_OTHER_STREAMS) this.others.clear()
-        this.others.add(streamId)
-        return
-      }
+      if (this.followed.has(streamId)) return
+      const ours = await this.streams.belongs(streamId)
+      if (!ours || this.ended || this.followed.has(streamId)) return
       this.followed.set(streamId, this.hub.subscribe(streamId, this))
       // The events that woke it came before the subscription: what they changed is told now.
       await this.dispatch(new Set([messagesUri(streamId)]), true)

@@ -1,4 +1,4 @@
-// MCP server shapes (AGENTS.md, "Tools"): the registry's bodies and answers, and the live tool list.
+// MCP server shapes (docs/tools-and-approvals.md, "Tools"): the registry's bodies and answers, and the live tool list.
 import Type, { type Static } from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { EndpointUrl } from '../agents/schemas.js'

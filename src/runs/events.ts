@@ -1,4 +1,4 @@
-// Where the run engine appends its events (RUNS.md "Events"), inside the transaction of the change: every run
+// Where the run engine appends its events (docs/runs-and-events.md "Events"), inside the transaction of the change: every run
 // change is a `run.updated` (its creation a `run.created`) whose data is the run's summary (summary.ts), not the
 // whole document. Messages the engine posts get their `message.created` from the chat store.
 import type { Kysely } from 'kysely'

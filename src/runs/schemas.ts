@@ -1,4 +1,4 @@
-// Run shapes (RUNS.md "Runs" and "Tasks"): the run with its phases, the requests that start and steer runs,
+// Run shapes (docs/runs-and-events.md "Runs" and "Tasks"): the run with its phases, the requests that start and steer runs,
 // and the task answer and claim bodies.
 import { VIAS } from '../http/via.js'
 import Type, { type Static } from 'typebox'
@@ -129,7 +129,7 @@ export const PhaseRun = Type.Object(
 export type PhaseRun = Static<typeof PhaseRun>
 
 export const TRIGGER_KINDS = ['manual', 'schedule', 'message', 'hook', 'a2a'] as const
-/** What started a run (OPERATORS.md): `id` is the schedule's, message trigger's or hook's; null for manual. */
+/** What started a run (docs/operators.md): `id` is the schedule's, message trigger's or hook's; null for manual. */
 export const RunTrigger = Type.Object(
   { kind: StringEnum(TRIGGER_KINDS), id: Nullable(Uuid) },
   { title: 'RunTrigger', description: 'what started the run: by hand (or POST …/triggers), a schedule, a message trigger or an inbound hook' },
@@ -239,7 +239,7 @@ export const ClaimBody = Type.Object(
 
 const Free = Type.Object({}, { additionalProperties: true })
 
-/** RUNS.md's task payload (also adapters/adapter.ts TaskPayload), as POST /api/tasks/claim returns it. */
+/** docs/runs-and-events.md's task payload (also adapters/adapter.ts TaskPayload), as POST /api/tasks/claim returns it. */
 export const TaskPayloadSchema = Type.Object(
   {
     task: Type.Object({ id: Uuid, attempt: Type.Integer() }),

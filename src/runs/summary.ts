@@ -1,4 +1,4 @@
-// A run's summary (RUNS.md "Events"): what run.created and run.updated carry — the run's own fields and, per
+// A run's summary (docs/runs-and-events.md "Events"): what run.created and run.updated carry — the run's own fields and, per
 // phase, its status, attempts, a preview of its output, its error, its approvals and last decision. No goals,
 // instructions or decision history (GET /api/runs/{id} has them), so an event of a run stays small however
 // many times its phases were revised.

@@ -1,4 +1,4 @@
-// The task payload (RUNS.md "Tasks"): what every adapter hands an agent, built from the run, its stream, cycle
+// The task payload (docs/runs-and-events.md "Tasks"): what every adapter hands an agent, built from the run, its stream, cycle
 // and agent at the moment of delivery (or claim).
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'

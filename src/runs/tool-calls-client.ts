@@ -1,4 +1,4 @@
-// ElevenLabs client tools (AGENTS.md, "Who calls tools"): during the conversation the agent sends
+// ElevenLabs client tools (docs/tools-and-approvals.md, "Who calls tools"): during the conversation the agent sends
 // `client_tool_call { tool_name, tool_call_id, parameters }` and Tandem answers `client_tool_result` with what the
 // tool returned. The tools it answers are the agent's entries that need no one: a call needing an approval, or
 // `tandem.ask_operator`, cannot hold a live conversation, so those are not offered (the call is refused as

@@ -1,4 +1,4 @@
-// The tool call as the API and the `tool_call.*` events show it (AGENTS.md, "Tools").
+// The tool call as the API and the `tool_call.*` events show it (docs/tools-and-approvals.md, "Tools").
 import Type from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { VIAS } from '../http/via.js'

@@ -1,4 +1,4 @@
-// The task tool route (AGENTS.md, "Who calls tools"): a custom_webhook or custom_token_only agent with tools finds
+// The task tool route (docs/tools-and-approvals.md, "Who calls tools"): a custom_webhook or custom_token_only agent with tools finds
 // them in its task payload (`tools`, `toolsUrl`) and calls one with `POST /api/tasks/{taskId}/tools/{name}`.
 // A call that needs no one is made in the request (200); one that needs an approval, or a question, waits (202)
 // with the phase `awaiting_tool_approval` / `awaiting_input` until an operator acts, and the agent reads it with

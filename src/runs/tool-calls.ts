@@ -1,4 +1,4 @@
-// Tool calls (AGENTS.md, "Tools"; docs/tools-and-approvals.md): the rows, as the API shows them, and their events.
+// Tool calls (docs/tools-and-approvals.md, "Tools"; docs/tools-and-approvals.md): the rows, as the API shows them, and their events.
 // The operator actions on them — an approval decision, an answer to a question — are waits (src/waits/).
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'

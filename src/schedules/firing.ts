@@ -1,4 +1,4 @@
-// How a schedule fires (OPERATORS.md "Schedules"). A schedule has one pending job, keyed by the schedule and
+// How a schedule fires (docs/operators.md "Schedules"). A schedule has one pending job, keyed by the schedule and
 // the tick it waits for (`schedule:<id>:<tick>`; graphile-worker's job keys on PostgreSQL, the jobs table's
 // unique key on SQLite). The job fires only if the schedule still waits for that tick: a compare-and-set
 // moves `next_run_at` on, in the transaction that starts the runs and enqueues the next tick's job. So a job

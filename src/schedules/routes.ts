@@ -1,4 +1,4 @@
-// /api schedules (OPERATORS.md "Schedules"): members and admins create, list, read, change and delete the
+// /api schedules (docs/operators.md "Schedules"): members and admins create, list, read, change and delete the
 // schedules of a stream. Every write re-arms the schedule's job in its own transaction.
 import { noCycleWarnings, WithWarnings } from '../triggers/no-cycle.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'

@@ -1,4 +1,4 @@
-// Schedule shapes (OPERATORS.md "Schedules").
+// Schedule shapes (docs/operators.md "Schedules").
 import Type, { type Static } from 'typebox'
 import { Nullable, Timestamp, Uuid } from '../http/schemas.js'
 import { RunInput, TriggerName } from '../triggers/schemas.js'

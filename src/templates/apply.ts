@@ -1,4 +1,4 @@
-// Creating an agent from a template (AGENTS.md, "Templates"): every field the request leaves out comes from the
+// Creating an agent from a template (docs/agents-templates-assets.md, "Templates"): every field the request leaves out comes from the
 // template its templateId names, `capabilities` field by field; the request's own fields win and the agent keeps
 // its templateId. A templateId that names no template (in this workspace, or built in) fills nothing.
 import type { Kysely } from 'kysely'

@@ -1,4 +1,4 @@
-// Agent template shapes (AGENTS.md, "Templates"): a template's `agent` takes any agent field but `name` (and
+// Agent template shapes (docs/agents-templates-assets.md, "Templates"): a template's `agent` takes any agent field but `name` (and
 // `templateId`: a template does not name another), with the agent's own bounds; workspace template ids are slugs.
 import Type, { type Static } from 'typebox'
 import { Nullable, Timestamp, Uuid } from '../http/schemas.js'

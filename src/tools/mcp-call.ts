@@ -1,4 +1,4 @@
-// One call of an MCP tool, as the run engine makes it (AGENTS.md, "Tools", bounds): the input at most 64 KiB of
+// One call of an MCP tool, as the run engine makes it (docs/tools-and-approvals.md, "Tools", bounds): the input at most 64 KiB of
 // JSON (else the call fails without reaching the server), the output given to the model at most 64 KiB (cut, with
 // a marker), the whole call within TANDEM_TOOL_TIMEOUT_MS. Every failure is a value — refused, down, slow, not
 // MCP, a tool that reports an error — so a tool can never crash a run.

@@ -1,5 +1,5 @@
 // Turns an agent's `capabilities.tools` entries into the tools a run offers, with a warning for each entry that
-// names no tool (AGENTS.md: such entries are ignored at run time, with a warning in the phase). MCP servers are
+// names no tool (docs/tools-and-approvals.md: such entries are ignored at run time, with a warning in the phase). MCP servers are
 // asked for their tools now, once per server named; a server that cannot be reached becomes a warning too.
 import { approvalOf } from '../mcp/approval.js'
 import { listMcpTools, McpUnreachableError, type McpDeps } from '../mcp/client.js'

@@ -1,4 +1,4 @@
-// The tools Tandem itself offers an agent (AGENTS.md, "Tools"): their names, descriptions and input schemas.
+// The tools Tandem itself offers an agent (docs/tools-and-approvals.md, "Tools"): their names, descriptions and input schemas.
 // What they do belongs to the run engine, which holds the stream and the phase.
 import type { ToolDefinition } from './definitions.js'
 import { ASK_OPERATOR } from '../waits/kinds.js'

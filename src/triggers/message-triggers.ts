@@ -1,4 +1,4 @@
-// Message triggers (OPERATORS.md "Message triggers"): storage, the match, and the job that fires them.
+// Message triggers (docs/operators.md "Message triggers"): storage, the match, and the job that fires them.
 // A new message is matched inside the transaction that posts it (chat/store.ts insertMessage): when a trigger
 // matches, a job keyed by the message is enqueued there, so it exists exactly when the message does. The job
 // records one pass per message (a retried job finds it and stops) in the transaction that starts the runs.

@@ -1,4 +1,4 @@
-// /api message triggers (OPERATORS.md "Message triggers"): members and admins set, list and delete them.
+// /api message triggers (docs/operators.md "Message triggers"): members and admins set, list and delete them.
 import { noCycleWarnings, WithWarnings } from './no-cycle.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type, { type Static } from 'typebox'

@@ -7,7 +7,7 @@ import { AppError, type FieldError } from '../http/problem.js'
 export const TriggerName = Type.String({ minLength: 1, maxLength: 100, description: 'the stream trigger to fire (compared case-insensitively with saved cycles\' triggerName)' })
 export const RunInput = Type.Object({}, { additionalProperties: true, description: 'the input of the runs it starts: any JSON object, at most 64 KiB' })
 
-/** A run's `input` is at most this many bytes of JSON (RUNS.md). */
+/** A run's `input` is at most this many bytes of JSON (docs/runs-and-events.md). */
 export const MAX_INPUT_BYTES = 64 * 1024
 
 export function inputTooLarge(input: unknown, pointer: string): FieldError | null {

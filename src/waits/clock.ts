@@ -1,4 +1,4 @@
-// The decision clock (OPERATORS.md "Decision policies"): while a phase awaits a decision, its policy's timers —
+// The decision clock (docs/operators.md "Decision policies"): while a phase awaits a decision, its policy's timers —
 // remind, escalate, expire — are durable jobs, keyed per phase attempt:
 //
 //   <clock>:<phaseRunId>:<attempt>:<timer>        e.g. decision:8f…:2:expire
@@ -11,7 +11,7 @@
 //
 // The clock is generic over what waits: `ClockKind` names it, the key and the payload carry an optional `callId`,
 // and the effects (jobs.ts ALL_CLOCK_EFFECTS: machine.ts CLOCK_EFFECTS for the decision, each call wait's kind
-// file for its own) say what each timer does. Tool approvals and questions (AGENTS.md) run on the same clock, one
+// file for its own) say what each timer does. Tool approvals and questions (docs/agents-and-vendors.md) run on the same clock, one
 // set of timers per waiting call, keyed
 //
 //   tool_approval:<phaseRunId>/<callId>:<attempt>:<timer>     question:<phaseRunId>/<callId>:<attempt>:<timer>

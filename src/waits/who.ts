@@ -1,4 +1,4 @@
-// The pool rule of RUNS.md, the one check of who may decide a phase: deciding (service.ts), the cancel rule, and
+// The pool rule of docs/runs-and-events.md, the one check of who may decide a phase: deciding (service.ts), the cancel rule, and
 // the inbox (src/inbox/items.ts) all ask this function.
 import { normalizeHandle } from '../principals/handles.js'
 import type { Principal } from '../principals/store.js'

@@ -1,4 +1,4 @@
-// Assets (AGENTS.md, "Avatars: assets") on both databases: upload of each image type as the raw body, the
+// Assets (docs/agents-templates-assets.md, "Avatars: assets") on both databases: upload of each image type as the raw body, the
 // signature held against the Content-Type (a lie, an SVG, text, an empty body: 415), the byte bound (413) and
 // the pixel bound (422) each at the bound and one past it, a decompression bomb's header refused unread, the
 // content served from the database with its safe headers and an ETag (304), on a second instance too, another

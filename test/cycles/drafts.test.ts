@@ -1,4 +1,4 @@
-// Issue 29: drafts worth keeping — goals that state the outcome, insertions that land where asked and go to the
+// drafts worth keeping — goals that state the outcome, insertions that land where asked and go to the
 // agent named, references by a word of a phase's name or its verb's noun. Each case here failed before.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// The drafter's language layer (issue 14): agentive nouns, synonyms and phrasal verbs, sentence shapes,
+// The drafter's language layer: agentive nouns, synonyms and phrasal verbs, sentence shapes,
 // verbs outside the closed list, abbreviations, and pronouns within and across refine instructions.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// Where the drafter lives (issue 23): src/drafter, its tokenizer in src/text; the agents import nothing of
+// Where the drafter lives: src/drafter, its tokenizer in src/text; the agents import nothing of
 // cycles or of the drafter, and tell the drafter of changes through the hook app.ts wires.
 import { after, describe, it } from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// Agent retrieval for drafting (issue 14): every agent of a workspace can be found, however many there
+// Agent retrieval for drafting: every agent of a workspace can be found, however many there
 // are and however new; the full-text index follows agent updates and deletes, and is written in the same
 // transaction as the agent (a rolled-back agent leaves no entry).
 import { after, before, describe, it } from 'node:test'

@@ -38,7 +38,7 @@ for (const dialect of dialects()) {
         const workspaceId = await ensureWorkspace(app.database.db, 'default')
         const sse = await openEventStream(`${urlOf(app)}/api/streams/${streamId}/events?after=0`)
         sse.response.pause()
-        // Events are at most 64 KiB (RUNS.md "Events"): 200 × 60 KB, more than the kernel's socket buffers hold,
+        // Events are at most 64 KiB (docs/runs-and-events.md "Events"): 200 × 60 KB, more than the kernel's socket buffers hold,
         // so the server's own buffer grows.
         const big = 'x'.repeat(60 * 1024)
         const N = 200

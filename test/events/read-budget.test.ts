@@ -1,4 +1,4 @@
-// Byte budgets on reads of the event log (issue 28, RUNS.md Events): a JSON page or an SSE replay batch carries at
+// Byte budgets on reads of the event log (docs/runs-and-events.md Events): a JSON page or an SSE replay batch carries at
 // most 1 MiB (fewer events, with nextCursor), and replays of a large stream to clients that do not read hold the
 // event loop no longer than a batch (the review saw 100.8 MB pages and /healthz stalled 12.8 s by four replays).
 import { after, before, describe, it } from 'node:test'

@@ -1,4 +1,4 @@
-// Fair shares of the connection slots (issue 28): with TANDEM_MAX_CONNECTIONS=60 one member key opened 60 event
+// Fair shares of the connection slots: with TANDEM_MAX_CONNECTIONS=60 one member key opened 60 event
 // streams and every other request, /healthz included, got an empty reply. Now a principal holds at most an eighth of
 // the slots and a peer a quarter (event streams and long-polling claims together); one more is a 429 problem that
 // closes its connection; streams end after TANDEM_SSE_MAX_LIFETIME_S and resume with Last-Event-ID.

@@ -1,4 +1,4 @@
-// Input hardening (issue 16): numbers in a body are stored exactly or refused, every free-form field has a
+// Input hardening: numbers in a body are stored exactly or refused, every free-form field has a
 // bound (tested on both sides), and names are NFC without bidi controls or zero-width characters.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// One way to write (issue 23): a route validates, calls a service function inside reply.withTransaction, and
+// One way to write: a route validates, calls a service function inside reply.withTransaction, and
 // answers. No file that declares routes opens a transaction of its own (db.transaction()), so an idempotent
 // answer is always stored in the transaction of the writes, and every write path goes through one door.
 import { describe, it } from 'node:test'

@@ -1,4 +1,4 @@
-// No secret at rest outside the vault (issue 23 item 2): after creates with Idempotency-Keys (a webhook, whose
+// No secret at rest outside the vault: after creates with Idempotency-Keys (a webhook, whose
 // answer shows its secret once; a credential, whose body holds one) and their replays, the bytes of the
 // database — the SQLite file and its -wal, or every row of every table of the PostgreSQL database — hold
 // neither secret in plain text (nor in base64). The vault's ciphertexts are all there is.

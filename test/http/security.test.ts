@@ -1,4 +1,4 @@
-// Hardening of the HTTP layer (issue 16): local mode serves only direct requests addressed to loopback,
+// Hardening of the HTTP layer: local mode serves only direct requests addressed to loopback,
 // peers are rate-limited before authentication, malformed URLs are problems, /docs has a CSP, and the
 // server limits connections and slow headers.
 import { after, before, describe, it } from 'node:test'

@@ -1,4 +1,4 @@
-// POST /api/tasks/{id}/result, the one /api route authenticated by a task's token rather than an API key (issue 28):
+// POST /api/tasks/{id}/result, the one /api route authenticated by a task's token rather than an API key:
 // it spends the same rate-limit budgets as every /api route, and every credential that does not answer the task —
 // made up, of another agent, for a task that does not exist — gets one and the same 401, so its answers tell neither
 // a valid key nor a task id from a guess. A known task's old token still gets its 409 task-closed.

@@ -1,4 +1,4 @@
-// A readable 413 (issue 28): a body past the 1 MiB limit is answered with the problem, and the server reads (and
+// A readable 413: a body past the 1 MiB limit is answered with the problem, and the server reads (and
 // drops) the rest of the body, a bounded amount, so that the client finishes sending and always reads the answer
 // instead of EPIPE / "fetch failed". Over a real socket: thirty 2 MiB bodies in a row, with a length and chunked.
 import { after, before, describe, it } from 'node:test'

@@ -92,7 +92,7 @@ for (const dialect of dialects()) {
       }
     })
 
-    // Issue 23 item 7: the wake-up of a job due later is never lost. 300 jobs due at scattered times over the
+    // the wake-up of a job due later is never lost. 300 jobs due at scattered times over the
     // next 2 s, enqueued by 30 concurrent transactions (some rolled back) while the jobs that run enqueue more,
     // and a worker kept at its concurrency limit by slow jobs. Each committed job runs exactly once, never
     // before its time and within DUE_BOUND_MS after it (a lost wake-up is a job that never runs; PostgreSQL

@@ -1,4 +1,4 @@
-// MCP servers (AGENTS.md, "Tools") on both databases: the registry (admins write, members read, agent keys neither,
+// MCP servers (docs/tools-and-approvals.md, "Tools") on both databases: the registry (admins write, members read, agent keys neither,
 // 409 name-taken, 404 across workspaces, Idempotency-Key), every bound at the bound and one past it with its
 // pointer, and GET …/tools against a real MCP server (the SDK's, on 127.0.0.1) through the real SDK client and
 // the egress guard: approvals from the globs, the bearer credential received, and each failure — refused

@@ -1,4 +1,4 @@
-// Files only their owner reads (issue 28): a data folder Tandem creates is 0700, a database it creates 0600 with
+// Files only their owner reads: a data folder Tandem creates is 0700, a database it creates 0600 with
 // its -wal and -shm files, and a secret.key that group or others can read stops start-up with one line naming the
 // file and the chmod that fixes it. SQLite only: PostgreSQL keeps no files of ours.
 import { describe, it } from 'node:test'

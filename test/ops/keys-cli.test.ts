@@ -1,5 +1,5 @@
 // `keys create`: a key for an existing admin's handle is made only when asked for by --handle and --role admin
-// (issue 28: `keys create --name Local` printed a key of the local admin, @local). The default role is member.
+// (`keys create --name Local` printed a key of the local admin, @local). The default role is member.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'

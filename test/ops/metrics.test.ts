@@ -92,7 +92,7 @@ describe('metrics off a loopback bind', () => {
   })
 })
 
-// Issue 28: with TANDEM_AUTH=required on a loopback bind (the reverse-proxy set-up), a proxied request read the metrics.
+// with TANDEM_AUTH=required on a loopback bind (the reverse-proxy set-up), a proxied request read the metrics.
 describe('metrics behind a reverse proxy on a loopback bind', () => {
   const token = 'metrics-token-0123456789'
   const proxied = { host: 'tandem.example.com', 'x-forwarded-for': '203.0.113.9' }

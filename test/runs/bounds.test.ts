@@ -1,4 +1,4 @@
-// Bounded documents and events (issue 23 item 4, RUNS.md "Events"): 50 revises with maximal notes and long
+// Bounded documents and events (docs/runs-and-events.md "Events"): 50 revises with maximal notes and long
 // answers keep every event within 64 KiB, run.updated carries the summary (no goals, instructions or decision
 // history), the run document stays bounded (≤ 50 attempts), and what the database stores grows linearly: the
 // last ten revises add no more than 1.5 × the first ten, and each revise under 200 KB of rows. A 51st attempt

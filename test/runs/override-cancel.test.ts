@@ -1,4 +1,4 @@
-// OPERATORS.md "No one to decide": an admin outside a phase's pool decides with `override: true` (recorded on the
+// docs/operators.md "No one to decide": an admin outside a phase's pool decides with `override: true` (recorded on the
 // decision), nobody else may override; `cancel` follows the rule of deciding: the pool of a phase the run waits on,
 // the principal who started the run, or an admin; anyone else 403 and nothing changes.
 import { after, before, describe, it } from 'node:test'

@@ -1,5 +1,5 @@
 // test lane: clock — server processes killed (SIGKILL) and restarted (scripts/test.mjs).
-// One way to write, across a crash (issue 23 items 1–2): a trigger and a webhook create with an
+// One way to write, across a crash: a trigger and a webhook create with an
 // Idempotency-Key store their answer in the transaction of their writes. A real server kills itself (SIGKILL)
 // after the commit and before answering; after a restart the retry gets the original answer and finds one run
 // per cycle / one webhook — on SQLite and on PostgreSQL. The webhook's secret is withheld from the replay.

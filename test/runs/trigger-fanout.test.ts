@@ -1,4 +1,4 @@
-// A trigger's fan-out is bounded (issue 28 item 1): one call starts at most 20 runs; with 21 matching cycles it
+// A trigger's fan-out is bounded: one call starts at most 20 runs; with 21 matching cycles it
 // starts none and answers 409 too-many-runs. Cycles are chosen in SQL, case-insensitively (Unicode too), and
 // the answer carries each run's id and status, not the whole run.
 import { after, before, describe, it } from 'node:test'

@@ -1,4 +1,4 @@
-// Agent templates (AGENTS.md, "Templates") on both databases: the built-in catalogue, workspace templates
+// Agent templates (docs/agents-templates-assets.md, "Templates") on both databases: the built-in catalogue, workspace templates
 // (admins write, members read, 409 on a taken id, 404 across workspaces, built-ins read-only), every bound
 // at the bound and one past it with its pointer, pages, and creating an agent from a template: omitted fields
 // filled (capabilities field by field), the request's fields win, templateId kept, an unknown id fills nothing.

@@ -1,4 +1,4 @@
-// Webhook subscription and delivery shapes (RUNS.md "Webhook subscriptions").
+// Webhook subscription and delivery shapes (docs/runs-and-events.md "Webhook subscriptions").
 import Type, { type Static } from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js'
 import { EVENT_ID_PATTERN, EVENT_TYPES } from '../schemas.js'

@@ -5,7 +5,7 @@ import type { Content } from '../../chat/schemas.js'
 
 export type JsonObject = { [key: string]: unknown }
 
-/** The task payload of RUNS.md ("Tasks: how a phase reaches its agent"), the same for every adapter. */
+/** The task payload of docs/runs-and-events.md ("Tasks: how a phase reaches its agent"), the same for every adapter. */
 export interface TaskPayload {
   task: { id: string; attempt: number }
   run: { id: string; input: JsonObject }
@@ -27,7 +27,7 @@ export interface AgentTarget {
   name: string
   providerType: string
   authMode: 'api_key' | 'direct_line' | 'none' | null
-  /** null: the vendor's public base (see RUNS.md); set: replaces it. */
+  /** null: the vendor's public base (see docs/runs-and-events.md); set: replaces it. */
   endpointUrl: string | null
   config: JsonObject
   instructions: string | null

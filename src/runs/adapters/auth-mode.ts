@@ -1,4 +1,4 @@
-// authMode, the same for every provider (AGENTS.md, "authMode"): which modes each providerType takes, what an
+// authMode, the same for every provider (docs/agents-and-vendors.md, "authMode"): which modes each providerType takes, what an
 // absent mode means, and the combinations that cannot work (→ the phase fails at once with agent-misconfigured,
 // naming both fields). The adapter registry puts every adapter behind `withAuthMode`, so an adapter only ever
 // sees an effective mode, and no secret at all when that mode is `none` (custom_webhook keeps it to sign with:

@@ -1,4 +1,4 @@
-// authMode, the same for every provider (AGENTS.md): the rules walked as a table, then every adapter through
+// authMode, the same for every provider (docs/agents-and-vendors.md): the rules walked as a table, then every adapter through
 // the registry (as the engine calls it) against the local vendor fakes and the real client libraries (AI SDK,
 // ws, fetch), asserting which credential headers each fake received — `none` sends nothing even with a
 // credential, `api_key` sends the provider's header, an absent mode is the provider's default, and a
