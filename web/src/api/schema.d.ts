@@ -417,7 +417,7 @@ export interface paths {
         put?: never;
         /**
          * Draft a cycle for a stream
-         * @description `generate` builds a new cycle from `prompt`; `refine` applies `prompt` as edit instructions to `current`. The draft is not stored. Phases are assigned to agents of the stream's workspace; when none fits, `agentId` is the nil UUID and a warning says so.
+         * @description `generate` builds a new cycle from `prompt`; `refine` applies `prompt` as edit instructions to `current`. The draft is not stored. Phases are assigned to agents of the stream's workspace; when none fits, `agentId` is the nil UUID and a warning says so. 502 `bad-gateway` when the model's answer is unusable, 503 `service-unavailable` when too many drafts are waiting, 504 `gateway-timeout` when the model is too slow.
          */
         post: operations["draftCycle"];
         delete?: never;
@@ -3351,6 +3351,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     checkReadiness: {
@@ -3371,6 +3380,15 @@ export interface operations {
                     "application/json": {
                         status: string;
                     };
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description RFC 9457 problem details */
@@ -3460,6 +3478,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3575,6 +3602,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3708,6 +3744,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3815,6 +3860,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3936,6 +3990,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4047,6 +4110,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4183,6 +4255,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4298,6 +4379,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4403,6 +4493,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4536,6 +4635,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4643,6 +4751,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4776,6 +4893,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4891,6 +5017,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4996,6 +5131,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5123,6 +5267,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5230,6 +5383,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5363,6 +5525,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5478,6 +5649,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5583,6 +5763,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5711,6 +5900,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5826,6 +6024,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5857,6 +6064,8 @@ export interface operations {
             /** @description A problem (RFC 9457) */
             502: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5942,6 +6151,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6075,6 +6293,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6190,6 +6417,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6295,6 +6531,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6422,6 +6667,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6529,6 +6783,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6662,6 +6925,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6769,6 +7041,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6887,6 +7168,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7025,6 +7315,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7134,6 +7433,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7275,6 +7583,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7385,6 +7702,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7515,6 +7841,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7634,6 +7969,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7665,6 +8009,17 @@ export interface operations {
             /** @description RFC 9457 problem details */
             502: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7762,6 +8117,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7898,6 +8262,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8007,6 +8380,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8128,6 +8510,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8269,6 +8660,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8376,6 +8776,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8509,6 +8918,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8624,6 +9042,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8729,6 +9156,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8856,6 +9292,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8963,6 +9408,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9081,6 +9535,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9219,6 +9682,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9339,6 +9811,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9468,6 +9949,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9583,6 +10073,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9690,6 +10189,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9820,6 +10328,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9933,6 +10450,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10064,6 +10590,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10174,6 +10709,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10303,6 +10847,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10416,6 +10969,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10545,6 +11107,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10652,6 +11223,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10777,6 +11357,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10884,6 +11473,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11002,6 +11600,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11138,6 +11745,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11253,6 +11869,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11358,6 +11983,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11485,6 +12119,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11592,6 +12235,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11726,6 +12378,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11831,6 +12492,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11946,6 +12616,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12080,6 +12759,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12185,6 +12873,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12300,6 +12997,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12434,6 +13140,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12552,6 +13267,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12679,6 +13403,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12790,6 +13523,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12927,6 +13669,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13038,6 +13789,15 @@ export interface operations {
             };
             /** @description RFC 9457 problem details */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13163,6 +13923,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -13203,6 +13972,57 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Not modified: the tag in `If-None-Match` is current; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A problem (RFC 9457) */
+            404: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            421: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            500: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     callExposedAgent: {
@@ -13223,6 +14043,105 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A problem (RFC 9457) */
+            400: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            401: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            403: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            404: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            413: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            415: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            421: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            500: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
