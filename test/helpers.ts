@@ -26,6 +26,16 @@ export function dialects(): Dialect[] {
   return only ? all.filter((d) => d === only) : all
 }
 
+/**
+ * The databases the console's browser tests run on: one, PostgreSQL when it is set, else SQLite. The browser drives
+ * the same pages and the same API over either (the API's own tests run on both), and CI's two lanes cover both:
+ * PostgreSQL in the lane that has it, SQLite in the other. TANDEM_TEST_BROWSER_DIALECTS=all runs every database.
+ */
+export function browserDialects(): Dialect[] {
+  const all = dialects()
+  return process.env.TANDEM_TEST_BROWSER_DIALECTS === 'all' ? all : all.slice(-1)
+}
+
 /** One statement as the PostgreSQL test server's admin (create or drop a database, change its settings). */
 export async function adminQuery(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL })

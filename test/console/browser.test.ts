@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
-import { build, dialects, send } from '../helpers.js'
+import { browserDialects, build, send } from '../helpers.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
 import { startAnthropicToolFake } from '../fakes/vendors/tool-models.js'
@@ -138,7 +138,7 @@ test('the console in Chromium', async (t) => {
   const browser = await launch()
   t.after(() => browser.close())
 
-  for (const dialect of dialects()) {
+  for (const dialect of browserDialects()) {
     await t.test(dialect, async (t) => {
       // The agents of the runs test listen on 127.0.0.1.
       const { app, url } = await serve(dialect, { TANDEM_EGRESS_ALLOW: '127.0.0.0/8' })
@@ -147,7 +147,7 @@ test('the console in Chromium', async (t) => {
       t.after(close)
       const current = () => page
       // Screenshots from the first database's run (both would show the same pages).
-      const shots = dialect === dialects()[0]
+      const shots = dialect === browserDialects()[0]
       let streamId = ''
 
       await step(t, current, `${dialect} streams: create one with the keyboard alone`, async () => {
@@ -1036,7 +1036,7 @@ test('the console in Chromium', async (t) => {
   }
 
   await t.test('where keys are required: a key prompt, the signed-in caller, sign-out', async (t) => {
-    const dialect = dialects()[0]!
+    const dialect = browserDialects()[0]!
     const { app, url } = await serve(dialect, { TANDEM_AUTH: 'required' })
     t.after(() => app.close())
     const workspaceId = await ensureWorkspace(app.database.db, 'default')

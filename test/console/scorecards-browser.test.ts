@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
-import { build, dialects } from '../helpers.js'
+import { browserDialects, build } from '../helpers.js'
 import { buildHistory, type History } from '../insights/history.js'
 
 const CHROMIUM = process.env.TANDEM_TEST_CHROMIUM ?? '/usr/bin/chromium'
@@ -35,7 +35,7 @@ async function checkBothThemes(page: Page, where: string, shot: string) {
   }
 }
 
-for (const dialect of dialects()) {
+for (const dialect of browserDialects()) {
   describe(`console scorecards (${dialect})`, () => {
     let app: FastifyInstance
     let browser: Browser

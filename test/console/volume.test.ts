@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
-import { build, dialects, send } from '../helpers.js'
+import { browserDialects, build, send } from '../helpers.js'
 import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
 import { checkPage, launch, openPage, shoot } from './kit.js'
 
@@ -36,7 +36,7 @@ test('the console at volume in Chromium', async (t) => {
   const browser: Browser = await launch()
   t.after(() => browser.close())
 
-  for (const dialect of dialects()) {
+  for (const dialect of browserDialects()) {
     await t.test(dialect, async (t) => {
       const app = await build(dialect, { TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
       t.after(() => app.close())
@@ -44,7 +44,7 @@ test('the console at volume in Chromium', async (t) => {
       const { page, problems, close } = await openPage(browser, url, VIEWPORT)
       t.after(close)
       const current = () => page
-      const docs = dialect === dialects()[0] && process.env.TANDEM_UPDATE_SCREENSHOT === '1'
+      const docs = dialect === browserDialects()[0] && process.env.TANDEM_UPDATE_SCREENSHOT === '1'
       const look = (where: string, picture: string) => checkPage(page, where, docs ? picture : undefined)
 
       const refunds = (await send(app, 'POST', '/api/streams', { name: 'Refunds' })).json()
