@@ -83,6 +83,8 @@ for (const dialect of dialects()) {
       assert.equal(twice.body.type, 'urn:tandem:problem:not-awaiting-approval')
       await waitFor(async () => files.calls.some((c) => (c.arguments as any).path === '/mcp/a') || undefined)
       assert.equal(files.calls.filter((c) => (c.arguments as any).path === '/mcp/a').length, 1)
+      // The call's result is recorded after the server answered it: compare the two reads once it is final.
+      await waitFor(async () => (await send(app, 'GET', `/api/runs/${payload.run.id}/tool-calls`, undefined, maria)).json().data[0]?.finishedAt || undefined)
       const listed = await call(client, 'list_tool_calls', { runId: payload.run.id })
       // No key or task token in anything /mcp answered.
       for (const secret of [agentKey, payload.result.token, maria.authorization!.slice('Bearer '.length)]) {
