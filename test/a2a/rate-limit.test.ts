@@ -2,36 +2,15 @@
 // instances through Redis (a Redis of the test's own), on both databases.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer, connect } from 'node:net'
-import { setTimeout as sleep } from 'node:timers/promises'
+import type { ChildProcess } from 'node:child_process'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { TEST_SECRET_KEY, build, dialects, freshDatabase, send, type TestDatabase } from '../helpers.js'
+import { freePort, startRedis } from '../redis.js'
 import { NIL, createCycle, createStream } from '../runs/setup.js'
 import { expose, keyFor, listen, rpc } from './setup.js'
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-  for (let i = 0; i < 100; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(() => resolve(true)))
-      socket.on('error', () => resolve(false))
-    })
-    if (up) return child
-    await sleep(20)
-  }
-  throw new Error('redis-server did not start')
-}
 
 // An hour's window: a loaded machine's slow requests never see the window roll over mid-test.
 const ENV = { TANDEM_RATE_LIMIT: '10/hour', TANDEM_PEER_RATE_LIMIT: 'off' }

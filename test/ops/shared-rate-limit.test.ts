@@ -2,37 +2,15 @@
 // (fail open), logged and counted, and the budget is shared again once Redis is back.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
+import type { ChildProcess } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { TEST_SECRET_KEY, dialects, freshDatabase, send, type TestDatabase } from '../helpers.js'
+import { freePort, startRedis } from '../redis.js'
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** A Redis of the test's own (Debian's redis-server), so that it can be stopped mid-test. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-  for (let i = 0; i < 100; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = createServer().listen(port, '127.0.0.1')
-      socket.on('listening', () => socket.close(() => resolve(false)))
-      socket.on('error', () => resolve(true))
-    })
-    if (up) return child
-    await sleep(50)
-  }
-  throw new Error('redis-server did not start')
-}
 
 // Required mode: /metrics needs its token.
 const METRICS_TOKEN = 'metrics-token-0123456789'
