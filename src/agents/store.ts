@@ -16,7 +16,8 @@ const together = <T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Prom
 
 type AgentRow = Selectable<AgentTable>
 
-export function toAgent(row: AgentRow): Agent {
+/** The agent a row holds; `parsed` gives its config and tools when the caller has them as values already (a create). */
+export function toAgent(row: AgentRow, parsed?: { config: Agent['config']; tools: string[] }): Agent {
   return {
     id: row.id,
     providerType: row.provider_type as Agent['providerType'],
@@ -24,10 +25,10 @@ export function toAgent(row: AgentRow): Agent {
     name: row.name,
     avatarAssetId: row.avatar_asset_id,
     credentialId: row.credential_id,
-    config: JSON.parse(row.config),
+    config: parsed ? parsed.config : JSON.parse(row.config),
     instructions: row.instructions,
     templateId: row.template_id,
-    capabilities: { streaming: row.streaming === 1, tools: JSON.parse(row.tools) },
+    capabilities: { streaming: row.streaming === 1, tools: parsed ? parsed.tools : JSON.parse(row.tools) },
     endpointUrl: row.endpoint_url,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -86,22 +87,8 @@ export async function insertAgent(db: Kysely<Database>, workspaceId: string, bod
     await insertRow(trx, ...(COLUMNS.map((column) => row[column]) as unknown as AgentValues))
     await indexAgentForSearch(trx, row)
   })
-  // The agent as toAgent(row) reads it back, without parsing the JSON just written: the body's values are JSON.
-  return {
-    id: row.id,
-    providerType: row.provider_type as Agent['providerType'],
-    authMode: row.auth_mode as Agent['authMode'],
-    name: row.name,
-    avatarAssetId: row.avatar_asset_id,
-    credentialId: row.credential_id,
-    config: body.config ?? {},
-    instructions: row.instructions,
-    templateId: row.template_id,
-    capabilities: { streaming: row.streaming === 1, tools: body.capabilities?.tools ?? [] },
-    endpointUrl: row.endpoint_url,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
+  // Without parsing back the JSON just written: the body's values are JSON.
+  return toAgent(row as AgentRow, { config: body.config ?? {}, tools: body.capabilities?.tools ?? [] })
 }
 
 export async function findAgent(db: Kysely<Database>, workspaceId: string, id: string): Promise<Agent | undefined> {
