@@ -1,4 +1,5 @@
-// `npm test`: every test/**/*.test.ts through node:test with tsx (Node 20's --test does not expand globs).
+// `npm test`: every test/**/*.test.ts through node:test, TypeScript loaded as typescript-loader.mjs says (Node's own
+// type stripping where the Node line has it, else tsx).
 //
 // Two lanes run side by side. The main lane runs as many files at a time as the machine has cores
 // (os.availableParallelism(); each file has its own database). The clock lane holds the files marked
@@ -9,6 +10,7 @@
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
+import { TYPESCRIPT_LOADER } from './typescript-loader.mjs'
 
 // Node 22.14 is the first with Node-API 10, which better-sqlite3 13 needs (older Nodes crash loading it).
 const [major, minor] = process.versions.node.split('.').map(Number)
@@ -49,7 +51,7 @@ if (!process.env.TANDEM_TEST_POSTGRES_URL) {
 /** One lane's node --test; the first lane writes straight through, a second one's output is kept and shown after. */
 function runLane({ name, files: laneFiles, concurrency }, live) {
   const started = Date.now()
-  const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...flags, ...laneFiles]
+  const args = [...TYPESCRIPT_LOADER, '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...flags, ...laneFiles]
   const child = spawn(process.execPath, args, { stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: { LOG_LEVEL: 'silent', ...process.env } })
   const kept = []
   child.stdout?.on('data', (chunk) => kept.push(chunk))

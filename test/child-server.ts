@@ -3,6 +3,7 @@
 // or killed (SIGKILL). It inherits the test's environment, TANDEM_SECRET_KEY included (see helpers.ts).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
+import { TYPESCRIPT_LOADER } from '../scripts/typescript-loader.mjs'
 
 export interface ChildServer {
   child: ChildProcess
@@ -17,14 +18,14 @@ export interface ChildServer {
 }
 
 export interface ChildServerOptions {
-  /** What runs: `src/main.ts` through tsx by default, or e.g. ['npm', 'start', '--silent']. */
+  /** What runs: `src/main.ts` from the sources by default (TYPESCRIPT_LOADER), or e.g. ['npm', 'start', '--silent']. */
   command?: string[]
   /** Its stderr: passed through by default. */
   stderr?: 'inherit' | 'pipe' | 'ignore'
 }
 
 export function startServer(env: Record<string, string> = {}, options: ChildServerOptions = {}): ChildServer {
-  const [command, ...args] = options.command ?? [process.execPath, '--import', 'tsx', 'src/main.ts']
+  const [command, ...args] = options.command ?? [process.execPath, ...TYPESCRIPT_LOADER, 'src/main.ts']
   const child = spawn(command as string, args, {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'],

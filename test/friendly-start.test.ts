@@ -9,11 +9,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer } from './child-server.js'
+import { TYPESCRIPT_LOADER } from '../scripts/typescript-loader.mjs'
 import { SETTINGS } from '../src/help.js'
 import { nodeVersionProblem, sqliteFolderProblem } from '../src/startup.js'
 import { describeDatabase } from '../src/banner.js'
 
-const tsxMain = [process.execPath, '--import', 'tsx', 'src/main.ts']
+const tsxMain = [process.execPath, ...TYPESCRIPT_LOADER, 'src/main.ts']
 
 describe('npm start -- --help', () => {
   it('prints every setting and exits 0, without starting anything', () => {

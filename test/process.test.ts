@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer } from './child-server.js'
 import { TEST_SECRET_KEY } from './helpers.js'
+import { TYPESCRIPT_LOADER } from '../scripts/typescript-loader.mjs'
 
-const tsx = ['--import', 'tsx']
+const tsx = TYPESCRIPT_LOADER
 
 describe('the server process', () => {
   const file = join(tmpdir(), `tandem-process-${process.pid}.db`)

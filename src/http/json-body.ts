@@ -8,7 +8,7 @@
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { validatorCompiler } from './validation.js'
+import { serializerCompiler, validatorCompiler } from './validation.js'
 import { inexactNumbers } from './json-numbers.js'
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE, escapePointer } from './json-text.js'
 import { AppError, type FieldError } from './problem.js'
@@ -74,6 +74,7 @@ export function jsonRulesParser(app: FastifyInstance): (request: FastifyRequest,
 
 async function jsonBody(app: FastifyInstance): Promise<void> {
   app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
   app.addHook('onSend', (request, reply, payload, done) => {
     drainRefusedBody(request, reply)
     done(null, payload)

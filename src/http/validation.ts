@@ -2,7 +2,8 @@
 // query strings and path parameters (always strings on the wire) are coerced to their declared types.
 import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify'
+import fastJsonStringify from 'fast-json-stringify'
 
 // ajv-formats is CommonJS; under NodeNext its function is the `default` property of the module.
 const addFormats = addFormatsModule.default
@@ -39,4 +40,23 @@ export function compileBodyValidator(schema: object): ValidateFunction {
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : parameterAjv
   return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>
+}
+
+/**
+ * Responses go through Fastify's own serializer (fast-json-stringify), each schema compiled once per process:
+ * Fastify's default compiles every route's response schemas again for each app instance, which a process that
+ * builds several apps (the tests build one per database) pays each time. The route schemas are module-level
+ * values shared by every instance, and no schema is registered with addSchema, so a compiled serializer depends on
+ * its schema alone.
+ */
+const serializers = new WeakMap<object, (data: unknown) => string>()
+
+export const serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema }) => {
+  const key = schema as object
+  let serialize = serializers.get(key)
+  if (!serialize) {
+    serialize = fastJsonStringify(key)
+    serializers.set(key, serialize)
+  }
+  return serialize
 }

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { dialects, freshDatabase } from '../helpers.js'
+import { TYPESCRIPT_LOADER } from '../../scripts/typescript-loader.mjs'
 import { sql } from 'kysely'
 import { connect } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
@@ -28,7 +29,7 @@ for (const dialect of dialects()) {
       const oldVault = new Vault(oldKey)
       const rotated = new Vault(newKey, [oldKey])
       const env = { ...process.env, DATABASE_URL: fresh.url, TANDEM_SECRET_KEY: newKey.toString('base64'), TANDEM_SECRET_KEY_PREVIOUS: oldKey.toString('base64') }
-      const rekey = () => spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'credentials', 'rekey'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      const rekey = () => spawn(process.execPath, [...TYPESCRIPT_LOADER, 'src/cli.ts', 'credentials', 'rekey'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
       try {
         await migrateToLatest(database)
         const db = database.db

@@ -17,10 +17,11 @@ import { createApiKey } from '../../src/principals/store.js'
 import { Vault, keyIdOf, openVault } from '../../src/credentials/vault.js'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { startReceiver } from '../events/receiver.js'
+import { TYPESCRIPT_LOADER } from '../../scripts/typescript-loader.mjs'
 
 const SECRET = 'sk-live-NEVER-SHOWN-8f3a9c2e71'
 const SECRET_2 = 'whsec_TWVzc2FnZVNlY3JldFZhbHVlMTIzNDU2'
-const tsx = ['--import', 'tsx']
+const tsx = TYPESCRIPT_LOADER
 
 for (const dialect of dialects()) {
   describe(`the secret never leaves the server (${dialect})`, () => {

@@ -1,0 +1,60 @@
+// TypeScript for the tests and the processes they start, loaded in the process's own thread: relative `.js`
+// imports resolve to the `.ts` source beside them (the compiled layout's names, as tsc wants them written), and each
+// `.ts` file is turned into JavaScript by Node's own type stripping, kept in node_modules/.cache/tandem-ts by the
+// hash of its text, so a file is stripped once per change, not once per process. A test run starts a few hundred
+// processes; tsx's loader, which runs its hooks in a second thread and starts esbuild, cost each about a second
+// more of CPU than this one. Needs module.registerHooks and module.stripTypeScriptTypes (Node 22.15+, 23.5+);
+// see typescript-loader.mjs for the choice of loader.
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { registerHooks, stripTypeScriptTypes } from 'node:module'
+import { fileURLToPath } from 'node:url'
+
+const cacheDir = fileURLToPath(new URL('../node_modules/.cache/tandem-ts/', import.meta.url))
+mkdirSync(cacheDir, { recursive: true })
+
+const ours = (url) => url.startsWith('file:') && !url.includes('/node_modules/')
+
+/**
+ * Erasable syntax only is stripped in place (every line and column stays where it was); a file with a parameter
+ * property is transformed, with a source map for its stack traces. Node warns that the function is experimental:
+ * the warning is not this process's business, so it is kept out of its output.
+ */
+function toJavaScript(source) {
+  const emitWarning = process.emitWarning
+  process.emitWarning = () => {}
+  try {
+    return stripTypeScriptTypes(source, { mode: 'strip' })
+  } catch (error) {
+    if (error?.code !== 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX') throw error
+    return stripTypeScriptTypes(source, { mode: 'transform', sourceMap: true })
+  } finally {
+    process.emitWarning = emitWarning
+  }
+}
+
+registerHooks({
+  resolve(specifier, context, nextResolve) {
+    if (specifier.endsWith('.js') && specifier.startsWith('.') && context.parentURL?.endsWith('.ts') && ours(context.parentURL)) {
+      const typescript = new URL(`${specifier.slice(0, -3)}.ts`, context.parentURL)
+      if (existsSync(typescript)) return nextResolve(typescript.href, context)
+    }
+    return nextResolve(specifier, context)
+  },
+  load(url, context, nextLoad) {
+    if (!url.endsWith('.ts') || !ours(url)) return nextLoad(url, context)
+    const source = readFileSync(fileURLToPath(url), 'utf8')
+    const cached = `${cacheDir}${createHash('sha1').update(process.version).update('\0').update(source).digest('hex')}.js`
+    let code
+    try {
+      code = readFileSync(cached, 'utf8')
+    } catch {
+      code = toJavaScript(source)
+      // Several processes may strip the same file at once: each writes its own file and renames it into place.
+      const scratch = `${cached}.${process.pid}.tmp`
+      writeFileSync(scratch, code)
+      renameSync(scratch, cached)
+    }
+    return { format: 'module', source: code, shortCircuit: true }
+  },
+})
