@@ -25,6 +25,8 @@ declare module '../jobs/registry.js' {
 
 export const PUSH_JOB = 'a2a.push' as const
 export const MAX_PUSH_ATTEMPTS = 8
+/** Finished deliveries kept per config (the latest); older ones go as new ones finish. */
+export const MAX_FINISHED_PUSHES = 50
 const MAX_ERROR_LENGTH = 500
 const pushJobKey = (deliveryId: string) => `a2a-push:${deliveryId}`
 
@@ -93,6 +95,14 @@ async function post(app: FastifyInstance, url: string, deliveryId: string, paylo
   }
 }
 
+/** Keeps the config's latest MAX_FINISHED_PUSHES finished deliveries (ids are time-ordered): the rest go. */
+async function pruneFinished(trx: Kysely<Database>, configRowId: string): Promise<void> {
+  const older = await trx.selectFrom('a2a_push_deliveries').select('id')
+    .where('config_row_id', '=', configRowId).where('status', '!=', 'pending')
+    .orderBy('id', 'desc').limit(MAX_FINISHED_PUSHES).offset(MAX_FINISHED_PUSHES).execute()
+  if (older.length > 0) await trx.deleteFrom('a2a_push_deliveries').where('id', 'in', older.map((r) => r.id)).execute()
+}
+
 /** One attempt of a delivery still pending (its config may have been deleted since: then nothing), and its outcome. */
 async function attemptPush(app: FastifyInstance, deliveryId: string, shutdown: AbortSignal): Promise<void> {
   const { db } = app.database
@@ -117,11 +127,13 @@ async function attemptPush(app: FastifyInstance, deliveryId: string, shutdown: A
     const base = trx.updateTable('a2a_push_deliveries').where('id', '=', delivery.id).where('status', '=', 'pending').where('attempts', '=', attempts)
     if (outcome.ok) {
       await base.set({ status: 'succeeded', attempts: attempt, last_status: outcome.status, last_error: null, next_attempt_at: null, updated_at: at }).execute()
+      await pruneFinished(trx, config.id)
       return
     }
     const error = outcome.error.slice(0, MAX_ERROR_LENGTH)
     if (attempt >= MAX_PUSH_ATTEMPTS) {
       await base.set({ status: 'failed', attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: null, updated_at: at }).execute()
+      await pruneFinished(trx, config.id)
       app.log.warn({ deliveryId: delivery.id, taskId: delivery.run_id, error }, 'an A2A push notification failed its last attempt')
       return
     }

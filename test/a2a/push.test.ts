@@ -17,6 +17,9 @@ import { TEST_SECRET_KEY, build, dialects, freshDatabase, send } from '../helper
 import { startAgentServer, type AgentServer } from '../runs/agent-server.js'
 import { NIL, createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
 import { startReceiver, type Received } from '../events/receiver.js'
+import { Vault } from '../../src/credentials/vault.js'
+import { A2A_PUSH_CREDENTIALS, A2A_PUSH_TOKENS, reseal } from '../../src/credentials/rekey.js'
+import { MAX_FINISHED_PUSHES, schedulePushes } from '../../src/a2a/push-delivery.js'
 import { expose, keyFor, listen, rpc, sdkClient, userMessage } from './setup.js'
 
 const ENV = { TANDEM_WORKERS: '2', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_A2A_WAIT_S: '20', TANDEM_WEBHOOK_RETRY_BASE_MS: '1', TANDEM_WEBHOOK_TIMEOUT_MS: '2000' }
@@ -279,6 +282,41 @@ for (const dialect of dialects()) {
         assert.match(String(row.last_error), /connection failed/)
       }
       assert.equal((await ottoAgent.getTask({ tenant: '', id: task.id })).status?.state, TaskState.TASK_STATE_COMPLETED)
+    })
+
+    it(`keeps the latest ${MAX_FINISHED_PUSHES} finished deliveries of a config: ${MAX_FINISHED_PUSHES} kept, one more pushes out the oldest`, async () => {
+      const receiver = await startReceiver()
+      try {
+        const task = await waitingTask()
+        await otto.createTaskPushNotificationConfig(pushConfig(task.id, { url: receiver.url }))
+        const { db } = app.database
+        const update = (n: number): StreamResponse => ({ payload: { $case: 'statusUpdate', value: { taskId: task.id, contextId: streamId, status: { state: TaskState.TASK_STATE_AUTH_REQUIRED, timestamp: new Date(n).toISOString(), message: undefined }, metadata: undefined } } })
+        const rows = () => db.selectFrom('a2a_push_deliveries').select(['id', 'status']).where('run_id', '=', task.id).orderBy('id').execute()
+        await db.transaction().execute((trx) => schedulePushes(trx, task.id, Array.from({ length: MAX_FINISHED_PUSHES }, (_, n) => update(n))))
+        await receiver.waitFor(MAX_FINISHED_PUSHES)
+        const kept = await until(rows, (r) => r.every((row) => row.status === 'succeeded'))
+        assert.equal(kept.length, MAX_FINISHED_PUSHES)
+        await db.transaction().execute((trx) => schedulePushes(trx, task.id, [update(MAX_FINISHED_PUSHES)]))
+        await receiver.waitFor(MAX_FINISHED_PUSHES + 1)
+        const after = await until(rows, (r) => r.every((row) => row.status === 'succeeded') && r.length === MAX_FINISHED_PUSHES)
+        assert.ok(!after.some((row) => row.id === kept[0]!.id), 'the oldest went')
+      } finally {
+        await receiver.close()
+      }
+    })
+
+    // Last: it re-seals every config of this app under a key its own vault does not have.
+    it('credentials rekey re-seals push tokens and credentials under the new key', async () => {
+      const task = await waitingTask()
+      const token = whsec()
+      await otto.createTaskPushNotificationConfig(pushConfig(task.id, { id: 'rekeyed', token, authentication: { scheme: 'Bearer', credentials: 'c-rekey' } }))
+      const next = new Vault(randomBytes(32), [Buffer.from(TEST_SECRET_KEY, 'base64')])
+      assert.ok((await reseal(app.database.db, next, A2A_PUSH_TOKENS)) >= 1)
+      assert.ok((await reseal(app.database.db, next, A2A_PUSH_CREDENTIALS)) >= 1)
+      const row = await app.database.db.selectFrom('a2a_push_configs').selectAll().where('run_id', '=', task.id).executeTakeFirstOrThrow()
+      assert.equal(row.token_key_id, next.keyId)
+      assert.equal(next.open({ keyId: row.token_key_id!, ciphertext: row.token_ciphertext! }, row.id), token)
+      assert.equal(next.open({ keyId: row.credentials_key_id!, ciphertext: row.credentials_ciphertext! }, row.id), 'c-rekey')
     })
   })
 
