@@ -223,6 +223,29 @@ for (const dialect of dialects()) {
       }
     })
 
+    it('sends a streaming agent\'s message once, whole (lastChunk), never its deltas', async () => {
+      const receiver = await startReceiver()
+      const streaming = await startAgentServer(async () => {
+        const frames = ['Hel', 'lo, ', 'world'].map((delta) => `data: ${JSON.stringify({ delta })}\n\n`).join('')
+        return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: `${frames}data: ${JSON.stringify({ output: { text: 'Hello, world' } })}\n\n` }
+      })
+      try {
+        const agentId = await createAgent(app, { name: 'Streamer', endpointUrl: streaming.url, capabilities: { streaming: true } })
+        const cycleId = await createCycle(app, streamId, [{ agentId, autoAdvance: true, name: 'Write' }], 'write')
+        await expose(app, streamId, cycleId)
+        const writer = await sdkClient(base, cycleId, ottoKey)
+        await writer.sendMessage(sendParams('Write it', { taskPushNotificationConfig: pushConfig('', { url: receiver.url }) }))
+        const received = await until(() => receiver.received.slice(), (r) => r.some((q) => stateOf(q) === TaskState.TASK_STATE_COMPLETED) && r.some((q) => updateOf(q).payload?.$case === 'artifactUpdate'))
+        const chunks = received.map(updateOf).flatMap((u) => (u.payload?.$case === 'artifactUpdate' ? [u.payload.value] : []))
+        assert.equal(chunks.length, 1)
+        const part = chunks[0]?.artifact?.parts[0]?.content
+        assert.deepEqual([chunks[0]?.lastChunk, chunks[0]?.append, part?.$case === 'text' && part.value], [true, false, 'Hello, world'])
+      } finally {
+        await streaming.close()
+        await receiver.close()
+      }
+    })
+
     it('signs with the credentials when there is no token, and sends unsigned with neither', async () => {
       const receiver = await startReceiver()
       try {
