@@ -7,5 +7,6 @@ import { operatorTasks } from './triggers/jobs.js'
 import { decisionTasks } from './waits/jobs.js'
 import { callToolJob } from './runs/tool-calls-task.js'
 import { cancelRemoteJob } from './a2a/cancel.js'
+import { pushTasks } from './a2a/push-delivery.js'
 
-export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks, ...decisionTasks, 'tools.call': callToolJob, 'a2a.cancel': cancelRemoteJob }
+export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks, ...decisionTasks, ...pushTasks, 'tools.call': callToolJob, 'a2a.cancel': cancelRemoteJob }

@@ -14,6 +14,8 @@ export interface A2aTaskTable {
   updated_at: string | null
   /** 0120: the status last recorded, `<TaskState name>|<status text>` (null before 0120). */
   status_key: string | null
+  /** 0135: the artifacts last seen, JSON `{ artifactId: digest of its text }` (null before the task's first change). */
+  artifact_keys: Generated<string | null>
 }
 
 export interface A2aTaskMessageTable {
@@ -38,4 +40,36 @@ export interface A2aRemoteTaskTable {
   canceled_at: string | null
   /** The question call whose answer was last sent back to the remote. */
   relayed_call_id: Generated<string | null>
+}
+
+/** A caller's push notification config of a task (0135); the token and credentials sealed by the vault (AAD: id). */
+export interface A2aPushConfigTable {
+  id: string
+  run_id: string
+  principal_id: string
+  /** The config's id as its maker knows it (given, or a UUIDv7). */
+  config_id: string
+  url: string
+  token_key_id: string | null
+  token_ciphertext: string | null
+  auth_scheme: string | null
+  credentials_key_id: string | null
+  credentials_ciphertext: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** One update to POST to one config (0135); `id` is the `webhook-id` of every attempt. */
+export interface A2aPushDeliveryTable {
+  id: string
+  config_row_id: string
+  run_id: string
+  payload: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  last_status: number | null
+  last_error: string | null
+  next_attempt_at: string | null
+  created_at: string
+  updated_at: string
 }

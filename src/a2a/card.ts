@@ -19,7 +19,7 @@ export function agentCardJson(app: FastifyInstance, cycle: SavedCycle): Record<s
     description: cycle.description,
     version: '1.0',
     supportedInterfaces: [{ url: endpointUrl(app, cycle.id), protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
     securitySchemes: { tandemApiKey: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
     securityRequirements: [{ schemes: { tandemApiKey: { list: [] } } }],
     defaultInputModes: ['text/plain', 'application/json'],

@@ -13,7 +13,7 @@ import {
 } from '@a2a-js/sdk'
 import type { A2ARequestHandler } from '@a2a-js/sdk/server'
 import {
-  ContentTypeNotSupportedError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError,
+  ContentTypeNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError,
 } from '@a2a-js/sdk/errors'
 import type { Database } from '../db/database.js'
 import type { Principal } from '../principals/store.js'
@@ -31,6 +31,7 @@ import { countTasks, findTask, insertTask, listTasks, recordUserMessage, type A2
 import { noteTaskChange } from './history.js'
 import { TaskFollower } from './follow.js'
 import { streamTask } from './stream.js'
+import { checkPushConfig, deletePushConfig, findPushConfig, listPushConfigs, savePushConfig } from './push.js'
 
 export const MAX_TEXT_LENGTH = 40000
 export const MAX_MESSAGE_TEXT = 16000
@@ -103,12 +104,17 @@ export class TandemA2aHandler implements A2ARequestHandler {
     return { task: toTask(run, await readContext(this.db, run, ref.principalId), options), run }
   }
 
-  /** Starts a run (no taskId) or answers or comments on the task; returns the task's reference. */
+  /**
+   * Starts a run (no taskId) or answers or comments on the task; returns the task's reference. The push config of
+   * `configuration`, if any, is stored in the same transaction: it gets every update after this message.
+   */
   private async deliver(params: SendMessageRequest): Promise<A2aTaskRef> {
     const { principal, cycle } = this.scope
     const message = readMessage(params.message, cycle.streamId)
+    const push = params.configuration?.taskPushNotificationConfig
+    if (push) checkPushConfig(push, 'configuration.taskPushNotificationConfig')
     const taskId = params.message?.taskId
-    if (taskId) return this.reply(taskId, message)
+    if (taskId) return this.reply(taskId, message, push)
     const input = {
       message: { id: '', text: message.text.slice(0, MAX_MESSAGE_TEXT), authorId: principal.principalId, authorType: 'principal' },
       a2a: { messageId: message.messageId, data: message.data },
@@ -124,12 +130,13 @@ export class TandemA2aHandler implements A2ARequestHandler {
       const ref = { runId: run.id, workspaceId: principal.workspaceId, cycleId: cycle.id, streamId: cycle.streamId, principalId: principal.principalId }
       await insertTask(trx, { ...ref, messageId: message.messageId, text: message.text })
       await noteTaskChange(trx, run)
+      if (push) await this.savePush(trx, run.id, push)
       return { ...ref, createdAt: run.createdAt }
     })
   }
 
   /** A message on an existing task: the answer to its question when the sender may answer it, else a comment. */
-  private async reply(taskId: string, message: { text: string; messageId: string }): Promise<A2aTaskRef> {
+  private async reply(taskId: string, message: { text: string; messageId: string }, push: TaskPushNotificationConfig | undefined): Promise<A2aTaskRef> {
     const ref = await this.requireTask(taskId)
     const { principal } = this.scope
     await this.db.transaction().execute(async (trx) => {
@@ -139,6 +146,7 @@ export class TandemA2aHandler implements A2ARequestHandler {
       const { state, meta } = stateOf(run, { ...context, starter: principal })
       if (TERMINAL_STATES.has(state)) throw new UnsupportedOperationError(`The task has ended (${TaskState[state]}): it takes no more messages.`)
       await recordUserMessage(trx, run.id, message.messageId, message.text)
+      if (push) await this.savePush(trx, run.id, push)
       if (state === TaskState.TASK_STATE_INPUT_REQUIRED && meta.phaseRunId) {
         try {
           await answerQuestion(this.scope.app.config.runs, trx, principal, { runId: run.id, phaseRunId: meta.phaseRunId, text: message.text })
@@ -159,7 +167,6 @@ export class TandemA2aHandler implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
     const historyLength = params.configuration?.historyLength
     checkHistoryLength(historyLength)
-    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError('Push notifications are not supported by this agent.')
     const ref = await this.deliver(params)
     if (!params.configuration?.returnImmediately) await this.waitForAnswer(ref)
     return (await this.taskOf(ref, { historyLength })).task
@@ -185,7 +192,6 @@ export class TandemA2aHandler implements A2ARequestHandler {
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError('Push notifications are not supported by this agent.')
     const replying = Boolean(params.message?.taskId)
     const ref = await this.deliver(params)
     yield* streamTask(this.scope.app, ref, { fresh: !replying, signal: this.scope.signal })
@@ -250,19 +256,29 @@ export class TandemA2aHandler implements A2ARequestHandler {
     return (await this.taskOf(ref)).task
   }
 
-  async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported by this agent.')
+  private savePush(trx: Kysely<Database>, runId: string, config: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    return savePushConfig({ vault: this.scope.app.vault }, trx, { runId, principalId: this.scope.principal.principalId, config })
   }
 
-  async getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported by this agent.')
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    const ref = await this.requireTask(params.taskId)
+    checkPushConfig(params)
+    return this.db.transaction().execute((trx) => this.savePush(trx, ref.runId, params))
   }
 
-  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported by this agent.')
+  async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+    const ref = await this.requireTask(params.taskId)
+    return findPushConfig(this.db, ref.runId, this.scope.principal.principalId, params.id)
   }
 
-  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported by this agent.')
+  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
+    const ref = await this.requireTask(params.taskId)
+    // A task has at most MAX_PUSH_CONFIGS: one page holds them all.
+    return { configs: await listPushConfigs(this.db, ref.runId, this.scope.principal.principalId), nextPageToken: '' }
+  }
+
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    const ref = await this.requireTask(params.taskId)
+    await this.db.transaction().execute((trx) => deletePushConfig(trx, ref.runId, this.scope.principal.principalId, params.id))
   }
 }

@@ -19,7 +19,7 @@ import type { McpServerTable } from '../mcp/mcp-servers.table.js'
 import type { ToolCallTable } from '../runs/tool-calls.table.js'
 import type { InstanceTable } from '../failover/instances.table.js'
 import type { McpSessionTable } from '../mcp-server/sessions.table.js'
-import type { A2aRemoteTaskTable, A2aTaskMessageTable, A2aTaskTable } from '../a2a/a2a.table.js'
+import type { A2aPushConfigTable, A2aPushDeliveryTable, A2aRemoteTaskTable, A2aTaskMessageTable, A2aTaskTable } from '../a2a/a2a.table.js'
 import type { InsightAgentDayTable, InsightPhaseRunTable, InsightWaitTable } from '../insights/insights.table.js'
 
 export interface Database {
@@ -59,6 +59,8 @@ export interface Database {
   a2a_tasks: A2aTaskTable
   a2a_task_messages: A2aTaskMessageTable
   a2a_remote_tasks: A2aRemoteTaskTable
+  a2a_push_configs: A2aPushConfigTable
+  a2a_push_deliveries: A2aPushDeliveryTable
   insight_phase_runs: InsightPhaseRunTable
   insight_waits: InsightWaitTable
   insight_agent_days: InsightAgentDayTable

@@ -34,6 +34,7 @@ import * as a2aRemoteClock from './migrations/0121_a2a_remote_clock.js'
 import * as insights from './migrations/0095_insights.js'
 import * as messageStreamLength from './migrations/0130_message_stream_length.js'
 import * as insightAgentDays from './migrations/0125_insight_agent_days.js'
+import * as a2aPush from './migrations/0135_a2a_push.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0095_insights': insights,
   '0130_message_stream_length': messageStreamLength,
   '0125_insight_agent_days': insightAgentDays,
+  '0135_a2a_push': a2aPush,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -99,7 +99,7 @@ for (const dialect of dialects()) {
         again.stdout.on('data', (chunk) => (out += chunk))
         const [code] = await once(again, 'exit')
         assert.equal(code, 0)
-        assert.equal(out.trim(), `re-encrypted 0 credentials with key ${rotated.keyId}\nre-encrypted ${COUNT - webhooksDone} webhook secrets with key ${rotated.keyId}\nre-encrypted 0 inbound hook secrets with key ${rotated.keyId}`)
+        assert.equal(out.trim(), `re-encrypted 0 credentials with key ${rotated.keyId}\nre-encrypted ${COUNT - webhooksDone} webhook secrets with key ${rotated.keyId}\nre-encrypted 0 inbound hook secrets with key ${rotated.keyId}\nre-encrypted 0 A2A push tokens with key ${rotated.keyId}\nre-encrypted 0 A2A push credentials with key ${rotated.keyId}`)
         const onlyNew = new Vault(newKey)
         for (const row of await check()) assert.equal(onlyNew.open({ keyId: row.key_id, ciphertext: row.ciphertext }, row.id), secrets.get(row.id))
       } finally {

@@ -192,8 +192,8 @@ describe('vault keys at start-up', () => {
 
       const done = cli({ TANDEM_SECRET_KEY: newKey, TANDEM_SECRET_KEY_PREVIOUS: oldKey })
       assert.equal(done.status, 0, done.stderr)
-      assert.equal(done.stdout.trim(), `re-encrypted 2 credentials with key ${newKeyId}\nre-encrypted 1 webhook secret with key ${newKeyId}\nre-encrypted 0 inbound hook secrets with key ${newKeyId}`)
-      assert.equal(cli({ TANDEM_SECRET_KEY: newKey, TANDEM_SECRET_KEY_PREVIOUS: oldKey }).stdout.trim(), `re-encrypted 0 credentials with key ${newKeyId}\nre-encrypted 0 webhook secrets with key ${newKeyId}\nre-encrypted 0 inbound hook secrets with key ${newKeyId}`)
+      assert.equal(done.stdout.trim(), `re-encrypted 2 credentials with key ${newKeyId}\nre-encrypted 1 webhook secret with key ${newKeyId}\nre-encrypted 0 inbound hook secrets with key ${newKeyId}\nre-encrypted 0 A2A push tokens with key ${newKeyId}\nre-encrypted 0 A2A push credentials with key ${newKeyId}`)
+      assert.equal(cli({ TANDEM_SECRET_KEY: newKey, TANDEM_SECRET_KEY_PREVIOUS: oldKey }).stdout.trim(), `re-encrypted 0 credentials with key ${newKeyId}\nre-encrypted 0 webhook secrets with key ${newKeyId}\nre-encrypted 0 inbound hook secrets with key ${newKeyId}\nre-encrypted 0 A2A push tokens with key ${newKeyId}\nre-encrypted 0 A2A push credentials with key ${newKeyId}`)
 
       // The previous key dropped: the credentials open, and webhook deliveries are signed with the same secret.
       const reopened = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, TANDEM_SECRET_KEY: newKey, TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }))

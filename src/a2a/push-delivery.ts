@@ -1,0 +1,149 @@
+// Sending a task's updates to its push configs, as Tandem's webhook engine sends events: a delivery row and its
+// durable job are written in the transaction of the run's change (schedulePushes, from history.ts), and the job
+// POSTs the update through the egress guard — `content-type: application/a2a+json`, the body the StreamResponse
+// as ProtoJSON, `Authorization: <scheme> <credentials>` with authentication, `X-A2A-Notification-Token` with a
+// token, and Standard Webhooks headers (webhook-id = the delivery id, the same on every attempt) signed with the
+// token, else the credentials, else none. A 2xx succeeds; anything else (another status, a redirect — never
+// followed —, a time-out, a refused address) is a failed attempt, retried after TANDEM_WEBHOOK_RETRY_BASE_MS ×
+// 4^(n−1), up to MAX_PUSH_ATTEMPTS. Deliveries are independent: their order across retries is not kept, and a
+// receiver that is down holds up nothing but its own deliveries.
+import type { FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import { StreamResponse } from '@a2a-js/sdk'
+import type { Database } from '../db/database.js'
+import { enqueueJob, type JobHandler, type JobPayloads } from '../jobs/index.js'
+import { newId, now } from '../ids.js'
+import { deadline } from '../net/deadline.js'
+import { backoffMs } from '../net/backoff.js'
+import { signerOf } from './push-signing.js'
+
+declare module '../jobs/registry.js' {
+  interface JobPayloads {
+    'a2a.push': { deliveryId: string }
+  }
+}
+
+export const PUSH_JOB = 'a2a.push' as const
+export const MAX_PUSH_ATTEMPTS = 8
+/** Finished deliveries kept per config (the latest); older ones go as new ones finish. */
+export const MAX_FINISHED_PUSHES = 50
+const MAX_ERROR_LENGTH = 500
+const pushJobKey = (deliveryId: string) => `a2a-push:${deliveryId}`
+
+/** A delivery of each update to each push config of the run, with its job; in the caller's transaction. */
+export async function schedulePushes(db: Kysely<Database>, runId: string, updates: StreamResponse[]): Promise<void> {
+  if (updates.length === 0) return
+  const configs = await db.selectFrom('a2a_push_configs').select('id').where('run_id', '=', runId).orderBy('id').execute()
+  if (configs.length === 0) return
+  const at = now()
+  for (const update of updates) {
+    const payload = JSON.stringify(StreamResponse.toJSON(update))
+    for (const config of configs) {
+      const id = newId()
+      await db.insertInto('a2a_push_deliveries').values({
+        id, config_row_id: config.id, run_id: runId, payload, status: 'pending', attempts: 0,
+        last_status: null, last_error: null, next_attempt_at: at, created_at: at, updated_at: at,
+      }).execute()
+      await enqueueJob(db, PUSH_JOB, { deliveryId: id }, { jobKey: pushJobKey(id), newKey: true })
+    }
+  }
+}
+
+type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string }
+
+function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
+  const cause = (error as { cause?: { code?: string; message?: string; name?: string } }).cause
+  const denied = (error as Error).name === 'EgressDeniedError' ? (error as Error) : cause?.name === 'EgressDeniedError' ? cause : undefined
+  if (denied) return `${denied.message} (egress guard; TANDEM_EGRESS_ALLOW opens ranges)`
+  if (timedOut) return `no answer within ${timeoutMs} ms`
+  return `the connection failed (${cause?.code ?? cause?.message ?? (error as Error).message})`
+}
+
+interface Secrets {
+  token: string | null
+  scheme: string | null
+  credentials: string | null
+}
+
+async function post(app: FastifyInstance, url: string, deliveryId: string, payload: string, secrets: Secrets, shutdown: AbortSignal): Promise<Attempt> {
+  const timestamp = new Date()
+  const headers: Record<string, string> = {
+    'content-type': 'application/a2a+json',
+    'user-agent': 'Tandem-A2A/1',
+    'webhook-id': deliveryId,
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+  }
+  if (secrets.scheme && secrets.credentials) headers.authorization = `${secrets.scheme} ${secrets.credentials}`
+  if (secrets.token) headers['x-a2a-notification-token'] = secrets.token
+  const key = secrets.token ?? secrets.credentials
+  const signer = key ? signerOf(key) : null
+  if (signer) headers['webhook-signature'] = signer.sign(deliveryId, timestamp, payload)
+  const timeoutMs = app.config.webhookTimeoutMs
+  const limit = deadline(timeoutMs, shutdown)
+  try {
+    const response = await app.egress.fetch(url, { method: 'POST', headers, body: payload, redirect: 'manual', signal: limit.signal })
+    // Only the status counts: a receiver that streams garbage cannot hold us.
+    await response.body?.cancel().catch(() => undefined)
+    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status }
+    if (response.status >= 300 && response.status < 400) return { ok: false, status: response.status, error: `the endpoint answered ${response.status} (a redirect; redirects are not followed)` }
+    return { ok: false, status: response.status, error: `the endpoint answered ${response.status}` }
+  } catch (error) {
+    if (shutdown.aborted) throw error
+    return { ok: false, status: null, error: describeFailure(error, limit.expired, timeoutMs) }
+  } finally {
+    limit.clear()
+  }
+}
+
+/** Keeps the config's latest MAX_FINISHED_PUSHES finished deliveries (ids are time-ordered): the rest go. */
+async function pruneFinished(trx: Kysely<Database>, configRowId: string): Promise<void> {
+  const older = await trx.selectFrom('a2a_push_deliveries').select('id')
+    .where('config_row_id', '=', configRowId).where('status', '!=', 'pending')
+    .orderBy('id', 'desc').limit(MAX_FINISHED_PUSHES).offset(MAX_FINISHED_PUSHES).execute()
+  if (older.length > 0) await trx.deleteFrom('a2a_push_deliveries').where('id', 'in', older.map((r) => r.id)).execute()
+}
+
+/** One attempt of a delivery still pending (its config may have been deleted since: then nothing), and its outcome. */
+async function attemptPush(app: FastifyInstance, deliveryId: string, shutdown: AbortSignal): Promise<void> {
+  const { db } = app.database
+  const delivery = await db.selectFrom('a2a_push_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst()
+  if (!delivery || delivery.status !== 'pending') return
+  const config = await db.selectFrom('a2a_push_configs').selectAll().where('id', '=', delivery.config_row_id).executeTakeFirst()
+  if (!config) return
+  const attempts = Number(delivery.attempts)
+  let outcome: Attempt
+  try {
+    const open = (keyId: string | null, ciphertext: string | null) => (keyId && ciphertext ? app.vault.open({ keyId, ciphertext }, config.id) : null)
+    const secrets = { token: open(config.token_key_id, config.token_ciphertext), scheme: config.auth_scheme, credentials: open(config.credentials_key_id, config.credentials_ciphertext) }
+    outcome = await post(app, config.url, delivery.id, delivery.payload, secrets, shutdown)
+  } catch (error) {
+    if (shutdown.aborted) throw error
+    outcome = { ok: false, status: null, error: (error as Error).message }
+  }
+  const attempt = attempts + 1
+  const at = now()
+  await db.transaction().execute(async (trx) => {
+    // Recorded once: a duplicate job of the same attempt finds the count moved on and writes nothing.
+    const base = trx.updateTable('a2a_push_deliveries').where('id', '=', delivery.id).where('status', '=', 'pending').where('attempts', '=', attempts)
+    if (outcome.ok) {
+      await base.set({ status: 'succeeded', attempts: attempt, last_status: outcome.status, last_error: null, next_attempt_at: null, updated_at: at }).execute()
+      await pruneFinished(trx, config.id)
+      return
+    }
+    const error = outcome.error.slice(0, MAX_ERROR_LENGTH)
+    if (attempt >= MAX_PUSH_ATTEMPTS) {
+      await base.set({ status: 'failed', attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: null, updated_at: at }).execute()
+      await pruneFinished(trx, config.id)
+      app.log.warn({ deliveryId: delivery.id, taskId: delivery.run_id, error }, 'an A2A push notification failed its last attempt')
+      return
+    }
+    const runAt = new Date(Date.now() + backoffMs({ baseMs: app.config.webhookRetryBaseMs, factor: 4 }, attempt))
+    const retried = await base.set({ attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: runAt.toISOString(), updated_at: at }).executeTakeFirst()
+    if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, PUSH_JOB, { deliveryId: delivery.id }, { runAt, jobKey: pushJobKey(delivery.id) })
+  })
+}
+
+/** The push notifications' part of the task list (src/task-list.ts). */
+export const pushTasks: { [PUSH_JOB]: JobHandler<JobPayloads[typeof PUSH_JOB]> } = {
+  [PUSH_JOB]: async ({ deliveryId }, { app, signal }) => attemptPush(app, deliveryId, signal),
+}
