@@ -76,7 +76,10 @@ function checkHistoryLength(historyLength: number | undefined): void {
 export class TandemA2aHandler implements A2ARequestHandler {
   private readonly db: Kysely<Database>
 
-  constructor(private readonly scope: CallerScope) {
+  private readonly scope: CallerScope
+
+  constructor(scope: CallerScope) {
+    this.scope = scope
     this.db = scope.app.database.db
   }
 

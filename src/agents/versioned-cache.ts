@@ -5,10 +5,16 @@ export class VersionedRowCache<T> {
   private readonly entries = new Map<string, { version: number; value: T; chars: number }>()
   private chars = 0
 
+  private readonly maxChars: number
+  private readonly charsOf: (value: T) => number
+
   constructor(
-    private readonly maxChars: number,
-    private readonly charsOf: (value: T) => number,
-  ) {}
+    maxChars: number,
+    charsOf: (value: T) => number,
+  ) {
+    this.maxChars = maxChars
+    this.charsOf = charsOf
+  }
 
   /** The value of row `id` at `version`, if kept. */
   get(id: string, version: number): T | undefined {

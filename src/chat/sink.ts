@@ -34,11 +34,19 @@ export class StreamSink {
   private writeTimer: NodeJS.Timeout | undefined
   private writing: Promise<void> = Promise.resolve()
 
+  private readonly db: Kysely<Database>
+  private readonly target: SinkTarget
+  private readonly log: FastifyBaseLogger
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly target: SinkTarget,
-    private readonly log: FastifyBaseLogger,
-  ) {}
+    db: Kysely<Database>,
+    target: SinkTarget,
+    log: FastifyBaseLogger,
+  ) {
+    this.db = db
+    this.target = target
+    this.log = log
+  }
 
   /** The AdapterContext's `onDelta`: never throws, never waits. */
   readonly onDelta = (delta: string): void => {

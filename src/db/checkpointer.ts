@@ -75,12 +75,19 @@ export class Checkpointer {
   /** The thread has copied nearly all of a long log: the main connection copies the rest (finishIfDue). */
   private finishDue = false
 
+  private readonly raw: SqliteDatabase.Database
+  private readonly onFailure: (error: unknown) => void
+  /** The thread's source (tests give one that fails). */
+  private readonly threadSource
+
   constructor(
-    private readonly raw: SqliteDatabase.Database,
-    private readonly onFailure: (error: unknown) => void,
-    /** The thread's source (tests give one that fails). */
-    private readonly threadSource = THREAD_SOURCE,
+    raw: SqliteDatabase.Database,
+    onFailure: (error: unknown) => void,
+    threadSource = THREAD_SOURCE,
   ) {
+    this.raw = raw
+    this.onFailure = onFailure
+    this.threadSource = threadSource
     raw.pragma('wal_autocheckpoint = 0')
   }
 

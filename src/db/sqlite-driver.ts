@@ -104,7 +104,11 @@ class Lease implements DatabaseConnection {
   /** The batch's writes that runBatchWrites() ran inside this transaction's savepoint: due again if it rolls back. */
   ranForBatch: BatchWrite[] | null = null
 
-  constructor(private readonly driver: BatchingSqliteDriver) {}
+  private readonly driver: BatchingSqliteDriver
+
+  constructor(driver: BatchingSqliteDriver) {
+    this.driver = driver
+  }
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     return Promise.resolve(this.driver.execute<R>(this.inTransaction, compiled))
@@ -139,12 +143,20 @@ export class BatchingSqliteDriver implements Driver {
   /** Kysely instances on this connection: it closes when the last one is destroyed. */
   private users = 1
 
+  readonly raw: SqliteDatabase.Database
+  /** Told of every commit (the write-ahead log grew); absent for a database in memory. */
+  readonly checkpointer?: Checkpointer
+  private readonly onClosed?: () => void
+
   constructor(
-    readonly raw: SqliteDatabase.Database,
-    /** Told of every commit (the write-ahead log grew); absent for a database in memory. */
-    readonly checkpointer?: Checkpointer,
-    private readonly onClosed?: () => void,
-  ) {}
+    raw: SqliteDatabase.Database,
+    checkpointer?: Checkpointer,
+    onClosed?: () => void,
+  ) {
+    this.raw = raw
+    this.checkpointer = checkpointer
+    this.onClosed = onClosed
+  }
 
   async init(): Promise<void> {}
 

@@ -31,8 +31,11 @@ class Probe extends AgentIndex {
   readonly texts = new Map<string, string[]>()
   readonly naming = new Map<string, string[]>()
 
-  constructor(private readonly actors: string[]) {
+  private readonly actors: string[]
+
+  constructor(actors: string[]) {
     super([])
+    this.actors = actors
   }
 
   private note(ws: string[], named = false): void {

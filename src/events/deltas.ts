@@ -75,7 +75,11 @@ export class DeltaCoalescer {
   private readonly pending = new Map<string, { delta: LiveDelta; timer: NodeJS.Timeout }>()
   private readonly lastSent = new Map<string, number>()
 
-  constructor(private readonly send: (frame: string) => void) {}
+  private readonly send: (frame: string) => void
+
+  constructor(send: (frame: string) => void) {
+    this.send = send
+  }
 
   push(delta: LiveDelta): void {
     const waiting = this.pending.get(delta.messageId)

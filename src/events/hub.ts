@@ -32,11 +32,19 @@ class StreamFeed {
     for (const reader of this.readers) reader.receiveDelta?.(frame)
   })
 
+  private readonly db: Kysely<Database>
+  private readonly streamId: string
+  private readonly log: FastifyBaseLogger
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly streamId: string,
-    private readonly log: FastifyBaseLogger,
-  ) {}
+    db: Kysely<Database>,
+    streamId: string,
+    log: FastifyBaseLogger,
+  ) {
+    this.db = db
+    this.streamId = streamId
+    this.log = log
+  }
 
   wake(): void {
     if (this.draining) {
@@ -78,10 +86,16 @@ export class EventHub {
   private listener: EventListener | undefined
   private closed = false
 
+  private readonly db: Kysely<Database>
+  private readonly log: FastifyBaseLogger
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly log: FastifyBaseLogger,
-  ) {}
+    db: Kysely<Database>,
+    log: FastifyBaseLogger,
+  ) {
+    this.db = db
+    this.log = log
+  }
 
   /** Starts listening: LISTEN on PostgreSQL (`postgresUrl`), the in-process emitter otherwise. */
   async start(postgresUrl: string | undefined): Promise<void> {

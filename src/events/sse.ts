@@ -47,15 +47,26 @@ export class SseConnection implements FeedReader {
   private readonly lifetime: NodeJS.Timeout
   private readonly unsubscribe: () => void
 
+  private readonly raw: ServerResponse
+  private readonly db: Kysely<Database>
+  private readonly streamId: string
+  private readonly options: SseOptions
+  private readonly log: FastifyBaseLogger
+
   constructor(
-    private readonly raw: ServerResponse,
-    private readonly db: Kysely<Database>,
-    private readonly streamId: string,
+    raw: ServerResponse,
+    db: Kysely<Database>,
+    streamId: string,
     after: number,
     hub: EventHub,
-    private readonly options: SseOptions,
-    private readonly log: FastifyBaseLogger,
+    options: SseOptions,
+    log: FastifyBaseLogger,
   ) {
+    this.raw = raw
+    this.db = db
+    this.streamId = streamId
+    this.options = options
+    this.log = log
     this.lastSent = after
     this.unsubscribe = hub.subscribe(streamId, this)
     this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), options.keepAliveMs)

@@ -9,10 +9,16 @@ const MAX_OTHER_STREAMS = 10000
 export class WorkspaceStreams {
   private readonly others = new Set<string>()
 
+  private readonly db: Kysely<Database>
+  private readonly workspaceId: string
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly workspaceId: string,
-  ) {}
+    db: Kysely<Database>,
+    workspaceId: string,
+  ) {
+    this.db = db
+    this.workspaceId = workspaceId
+  }
 
   /** Already known to be another workspace's: nothing to look up. */
   isOther(streamId: string): boolean {

@@ -58,7 +58,10 @@ export class InstanceRegistry {
   private beating: Promise<void> | undefined
   readonly timings: FailoverTimings
 
-  constructor(private readonly options: InstanceRegistryOptions) {
+  private readonly options: InstanceRegistryOptions
+
+  constructor(options: InstanceRegistryOptions) {
+    this.options = options
     this.timings = failoverTimings(options.boundMs)
   }
 

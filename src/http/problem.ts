@@ -71,15 +71,24 @@ export function problemKinds(): Array<{ type: string; status: number; title: str
 
 export class AppError extends Error {
   readonly status: number
+  readonly kind: ProblemKind
+  readonly errors?: FieldError[]
+  readonly headers?: Record<string, string>
+  /** Extension members of the problem document (e.g. `retriedBy`), each declared in the Problem schema. */
+  readonly extensions?: Record<string, string>
+
   constructor(
-    readonly kind: ProblemKind,
+    kind: ProblemKind,
     detail: string,
-    readonly errors?: FieldError[],
-    readonly headers?: Record<string, string>,
-    /** Extension members of the problem document (e.g. `retriedBy`), each declared in the Problem schema. */
-    readonly extensions?: Record<string, string>,
+    errors?: FieldError[],
+    headers?: Record<string, string>,
+    extensions?: Record<string, string>,
   ) {
     super(detail)
+    this.kind = kind
+    this.errors = errors
+    this.headers = headers
+    this.extensions = extensions
     this.name = 'AppError'
     this.status = KINDS[kind].status
   }

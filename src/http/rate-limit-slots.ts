@@ -18,7 +18,11 @@ export class HeldRequests {
   private readonly byPrincipal = new Map<string, number>()
   private readonly byPeer = new Map<string, number>()
 
-  constructor(readonly limits: HeldRequestLimits) {}
+  readonly limits: HeldRequestLimits
+
+  constructor(limits: HeldRequestLimits) {
+    this.limits = limits
+  }
 
   /**
    * Takes a slot for a long-lived request of this principal from this peer, or throws the 429. Returns the function

@@ -29,14 +29,27 @@ export class InboxConnection implements FeedReader {
   private again = false
   private ended = false
 
+  private readonly raw: ServerResponse
+  private readonly db: Kysely<Database>
+  private readonly hub: EventHub
+  private readonly caller: Caller
+  private readonly options: { keepAliveMs: number; maxBufferBytes: number; maxLifetimeMs: number }
+  private readonly log: FastifyBaseLogger
+
   constructor(
-    private readonly raw: ServerResponse,
-    private readonly db: Kysely<Database>,
-    private readonly hub: EventHub,
-    private readonly caller: Caller,
-    private readonly options: { keepAliveMs: number; maxBufferBytes: number; maxLifetimeMs: number },
-    private readonly log: FastifyBaseLogger,
+    raw: ServerResponse,
+    db: Kysely<Database>,
+    hub: EventHub,
+    caller: Caller,
+    options: { keepAliveMs: number; maxBufferBytes: number; maxLifetimeMs: number },
+    log: FastifyBaseLogger,
   ) {
+    this.raw = raw
+    this.db = db
+    this.hub = hub
+    this.caller = caller
+    this.options = options
+    this.log = log
     raw.once('close', () => this.close())
     this.streams = new WorkspaceStreams(db, caller.workspaceId)
     this.stopWatching = hub.watchWakes((streamId) => this.woken(streamId))

@@ -82,11 +82,19 @@ export class SqliteJobWorker {
   private readonly abort = new AbortController()
   private idle: (() => void) | undefined
 
+  private readonly db: Kysely<Database>
+  private readonly concurrency: number
+  private readonly tasks: AnyTaskList
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly concurrency: number,
-    private readonly tasks: AnyTaskList,
-  ) {}
+    db: Kysely<Database>,
+    concurrency: number,
+    tasks: AnyTaskList,
+  ) {
+    this.db = db
+    this.concurrency = concurrency
+    this.tasks = tasks
+  }
 
   async enqueue(db: Kysely<Database>, name: string, payload: unknown, runAt: Date, jobKey: string | null, maxAttempts: number, newKey = false, startAtCommit = false): Promise<void> {
     const row: JobRow = {

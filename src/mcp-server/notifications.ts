@@ -41,15 +41,30 @@ export class NotificationStream implements FeedReader {
   private queue: Promise<void> = Promise.resolve()
   private ended = false
 
+  private readonly raw: ServerResponse
+  private readonly db: Kysely<Database>
+  private readonly hub: EventHub
+  private readonly sessionId: string
+  private readonly caller: Caller
+  private readonly options: { keepAliveMs: number; maxBufferBytes: number; maxLifetimeMs: number }
+  private readonly log: FastifyBaseLogger
+
   constructor(
-    private readonly raw: ServerResponse,
-    private readonly db: Kysely<Database>,
-    private readonly hub: EventHub,
-    private readonly sessionId: string,
-    private readonly caller: Caller,
-    private readonly options: { keepAliveMs: number; maxBufferBytes: number; maxLifetimeMs: number },
-    private readonly log: FastifyBaseLogger,
+    raw: ServerResponse,
+    db: Kysely<Database>,
+    hub: EventHub,
+    sessionId: string,
+    caller: Caller,
+    options: { keepAliveMs: number; maxBufferBytes: number; maxLifetimeMs: number },
+    log: FastifyBaseLogger,
   ) {
+    this.raw = raw
+    this.db = db
+    this.hub = hub
+    this.sessionId = sessionId
+    this.caller = caller
+    this.options = options
+    this.log = log
     raw.once('close', () => this.close())
     this.streams = new WorkspaceStreams(db, caller.workspaceId)
     this.stopWatching = hub.watchWakes((streamId) => this.woken(streamId))

@@ -39,15 +39,20 @@ export interface EgressGuard {
 /** A refused outgoing connection. The message names the address and, when there is one, the host name. */
 export class EgressDeniedError extends Error {
   readonly code = 'EGRESS_DENIED'
+  readonly address: string
+  readonly hostname?: string
+
   constructor(
-    readonly address: string,
-    readonly hostname?: string,
+    address: string,
+    hostname?: string,
   ) {
     super(
       hostname && hostname !== address
         ? `Refused to connect to ${hostname} (${address}): not a public address`
         : `Refused to connect to ${address}: not a public address`,
     )
+    this.address = address
+    this.hostname = hostname
     this.name = 'EgressDeniedError'
   }
 }

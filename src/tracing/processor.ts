@@ -17,11 +17,19 @@ export class BoundedBatchProcessor implements SpanProcessor {
   private timer: NodeJS.Timeout | null = null
   private exporting: Promise<void> | null = null
 
+  private readonly exporter: SpanExporter
+  private readonly limits: BatchLimits
+  private readonly dropped: (count: number, reason: 'queue_full' | 'export_failed') => void
+
   constructor(
-    private readonly exporter: SpanExporter,
-    private readonly limits: BatchLimits,
-    private readonly dropped: (count: number, reason: 'queue_full' | 'export_failed') => void,
-  ) {}
+    exporter: SpanExporter,
+    limits: BatchLimits,
+    dropped: (count: number, reason: 'queue_full' | 'export_failed') => void,
+  ) {
+    this.exporter = exporter
+    this.limits = limits
+    this.dropped = dropped
+  }
 
   onStart(_span: Span, _context: Context): void {}
 

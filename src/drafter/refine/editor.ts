@@ -44,10 +44,13 @@ export class Editor {
   triggerName: string
   description: string
 
+  readonly context: DraftContext
+
   constructor(
     current: CycleDefinition,
-    readonly context: DraftContext,
+    context: DraftContext,
   ) {
+    this.context = context
     this.phases = current.phasesTemplate.map((p) => ({ ...p, operatorPool: [...p.operatorPool] }))
     this.triggerName = current.triggerName
     this.description = current.description
