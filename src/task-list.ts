@@ -5,7 +5,7 @@ import { runTasks } from './runs/machine/handlers.js'
 import { webhookTasks } from './events/webhooks/delivery.js'
 import { operatorTasks } from './triggers/jobs.js'
 import { decisionTasks } from './waits/jobs.js'
-import { callToolJob } from './runs/tool-calls-task.js'
+import { callToolJob } from './runs/tool-calls/task.js'
 import { cancelRemoteJob } from './a2a/cancel.js'
 
 export const taskList: TaskList = { ...runTasks, ...webhookTasks, ...operatorTasks, ...decisionTasks, 'tools.call': callToolJob, 'a2a.cancel': cancelRemoteJob }

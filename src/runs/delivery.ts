@@ -32,9 +32,9 @@ import { openAgentSecret } from './secrets.js'
 import { deadline } from '../net/deadline.js'
 import { AGENT_DELIVERY_BACKOFF, backoffMs } from '../net/backoff.js'
 import type { RunProblem } from './schemas.js'
-import { prepareToolLoop } from './tool-calls-host.js'
-import { addTaskTools } from './tool-calls-task.js'
-import { prepareClientTools } from './tool-calls-client.js'
+import { prepareToolLoop } from './tool-calls/host.js'
+import { addTaskTools } from './tool-calls/task.js'
+import { prepareClientTools } from './tool-calls/client.js'
 
 const LEASE_MARGIN_MS = 5000
 

@@ -16,7 +16,7 @@ import { claimOldestTask, findRun, listRuns } from './store.js'
 import { cancel, checkRunInput, decidePhase, fireTrigger, retryRun, startRun, type Actor, type Caller } from './service.js'
 import { MAX_RUNS_PER_TRIGGER } from './limits.js'
 import { buildTaskPayload, publicBase } from './tasks.js'
-import { addTaskTools } from './tool-calls-task.js'
+import { addTaskTools } from './tool-calls/task.js'
 import { findAgent } from '../agents/store.js'
 import {
   ClaimBody, DecisionBody, DecisionParams, Run, RunIdParams, RunsQuery, StartRunBody, TaskPayloadSchema, TriggerParams, TriggerResult,

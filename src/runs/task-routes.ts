@@ -16,7 +16,7 @@ import { appendTaskDelta } from '../chat/streaming.js'
 import { MAX_TEXT_LENGTH } from '../chat/schemas.js'
 import { publishDelta } from '../events/deltas.js'
 import { countTokens } from '../metrics/tokens.js'
-import { taskToolRoutes } from './tool-calls-task-routes.js'
+import { taskToolRoutes } from './tool-calls/task-routes.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

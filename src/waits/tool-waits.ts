@@ -14,7 +14,7 @@ import { failWaitingPhase, persistRun, type Transition } from '../runs/machine/m
 import { snapshotOf } from '../runs/machine/transitions.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey } from '../runs/machine/jobs.js'
 import type { PhaseRun, Run } from '../runs/schemas.js'
-import { callsOfTask, recordToolCallEvent, updateCall, type StoredLoop, type ToolCallRow } from '../runs/tool-calls.js'
+import { callsOfTask, recordToolCallEvent, updateCall, type StoredLoop, type ToolCallRow } from '../runs/tool-calls/store.js'
 import { escalatedEvent, toolWaitOf } from './clock.js'
 import { awaitsOperator, waitingStatus } from './kinds.js'
 import { mayAct } from './who.js'

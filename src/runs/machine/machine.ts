@@ -34,7 +34,7 @@ import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJo
 import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../../cycles/policy.js'
 import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from '../../waits/clock.js'
 import { approversOf } from '../../waits/who.js'
-import { settleEndedCalls } from '../tool-calls.js'
+import { settleEndedCalls } from '../tool-calls/store.js'
 import { queueRemoteCancels } from '../../a2a/cancel.js'
 import { noteTaskChange } from '../../a2a/history.js'
 import { resumeClocks } from '../../a2a/remote-clock.js'
@@ -92,7 +92,7 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   const waiting = openWaits(run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
-  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts settleEndedCalls).
+  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls/store.ts settleEndedCalls).
   await settleEndedCalls(t, run, before)
   // A new run's row is written once, whole; then what refers to it (its first task, deferred by createRun).
   if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)

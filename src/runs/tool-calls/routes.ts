@@ -3,16 +3,16 @@
 // (src/waits/tool-approval.ts, question.ts) inside reply.withTransaction.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
-import { Page, PageQuery, ProblemResponses, StringEnum, Uuid } from '../http/schemas.js'
-import { decodeCursor, toPage } from '../http/pagination.js'
-import { notFound } from '../http/problem.js'
-import { DecisionParams, RunIdParams } from './schemas.js'
-import { MAX_NOTE_LENGTH } from './limits.js'
-import { listToolCalls } from './tool-calls.js'
-import { decideToolCall } from '../waits/tool-approval.js'
-import { answerQuestion } from '../waits/question.js'
-import { ToolCallSchema } from './tool-calls-schemas.js'
-import { viaOf } from '../http/via.js'
+import { Page, PageQuery, ProblemResponses, StringEnum, Uuid } from '../../http/schemas.js'
+import { decodeCursor, toPage } from '../../http/pagination.js'
+import { notFound } from '../../http/problem.js'
+import { DecisionParams, RunIdParams } from '../schemas.js'
+import { MAX_NOTE_LENGTH } from '../limits.js'
+import { listToolCalls } from './store.js'
+import { decideToolCall } from '../../waits/tool-approval.js'
+import { answerQuestion } from '../../waits/question.js'
+import { ToolCallSchema } from './schemas.js'
+import { viaOf } from '../../http/via.js'
 
 const ToolCallParams = Type.Object({ runId: Uuid, callId: Uuid }, { additionalProperties: false })
 const ToolDecisionBody = Type.Object(

@@ -3,15 +3,15 @@
 // every failure a value. A call is marked dispatched in a committed write before it is made, so a restart never
 // makes it again: a dispatched call found unfinished is recorded as interrupted.
 import type { FastifyInstance } from 'fastify'
-import { now } from '../ids.js'
-import { insertMessage, listLatestMessages } from '../chat/store.js'
-import type { McpDeps } from '../mcp/client.js'
-import { callMcpTool, cutOutput } from '../tools/mcp-call.js'
-import type { ToolDefinition } from '../tools/definitions.js'
-import { contentOf } from './machine/machine.js'
-import type { Run } from './schemas.js'
-import type { ToolCallRow } from './tool-calls.js'
-import { recordToolCallEvent } from './tool-calls.js'
+import { now } from '../../ids.js'
+import { insertMessage, listLatestMessages } from '../../chat/store.js'
+import type { McpDeps } from '../../mcp/client.js'
+import { callMcpTool, cutOutput } from '../../tools/mcp-call.js'
+import type { ToolDefinition } from '../../tools/definitions.js'
+import { contentOf } from '../machine/machine.js'
+import type { Run } from '../schemas.js'
+import type { ToolCallRow } from './store.js'
+import { recordToolCallEvent } from './store.js'
 
 export const INTERRUPTED = 'Tandem stopped while this call was in flight (a restart); it was not made again, and may or may not have taken effect.'
 
@@ -63,7 +63,7 @@ export async function performTool(app: FastifyInstance, scope: ToolScope, tool: 
 export async function finishCall(app: FastifyInstance, scope: ToolScope, row: ToolCallRow, outcome: ToolOutcome): Promise<ToolCallRow> {
   return app.database.db.transaction().execute(async (trx) => {
     const changes = outcome.ok ? { status: 'succeeded' as const, output: outcome.output, finished_at: now() } : { status: 'failed' as const, error: outcome.error, finished_at: now() }
-    // A call settled meanwhile (its task ended with it in flight: tool-calls.ts settleEndedCalls) stays as settled.
+    // A call settled meanwhile (its task ended with it in flight: store.ts settleEndedCalls) stays as settled.
     const updated = await trx.updateTable('tool_calls').set(changes).where('id', '=', row.id).where('finished_at', 'is', null).returningAll().executeTakeFirst()
     if (!updated) return trx.selectFrom('tool_calls').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
     await recordToolCallEvent(trx, updated, scope.run.streamId, 'tool_call.updated', scope.traceparent)

@@ -4,12 +4,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import { notFound } from '../http/problem.js'
-import { Nullable, ProblemResponses, StringEnum, Uuid } from '../http/schemas.js'
-import type { TaskRow } from './store.js'
-import { toToolCall } from './tool-calls.js'
-import { ToolCallSchema } from './tool-calls-schemas.js'
-import { callTaskTool } from './tool-calls-task.js'
+import { notFound } from '../../http/problem.js'
+import { Nullable, ProblemResponses, StringEnum, Uuid } from '../../http/schemas.js'
+import type { TaskRow } from '../store.js'
+import { toToolCall } from './store.js'
+import { ToolCallSchema } from './schemas.js'
+import { callTaskTool } from './task.js'
 
 const CallParams = Type.Object({ taskId: Uuid, name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
 const CallBody = Type.Object({ input: Type.Unknown({ description: 'the tool\'s input: a JSON object of at most 64 KiB' }) }, { additionalProperties: false, required: ['input'], title: 'TaskToolCall' })
