@@ -15,7 +15,7 @@ import { hashToken, newToken } from './machine/machine.js'
 import { claimOldestTask, findRun, listRuns } from './store.js'
 import { cancel, checkRunInput, decidePhase, fireTrigger, retryRun, startRun, type Actor, type Caller } from './service.js'
 import { MAX_RUNS_PER_TRIGGER } from './limits.js'
-import { buildTaskPayload, publicBase } from './tasks.js'
+import { buildTaskPayload, publicBase } from './tasks/payload.js'
 import { addTaskTools } from './tool-calls/task.js'
 import { findAgent } from '../agents/store.js'
 import {

@@ -209,7 +209,7 @@ export const TaskDeltaAccepted = Type.Object(
 export const TaskIdParams = Type.Object({ taskId: Uuid }, { additionalProperties: false })
 
 // `{ output: { text } }`, `{ output: { content } }` or `{ error: { detail } }`: exactly one of each pair is checked
-// after the schema (answerProblems in tasks.ts), so that a wrong answer gets one precise pointer.
+// after the schema (answerProblems in tasks/answer.ts), so that a wrong answer gets one precise pointer.
 export const TaskResultBody = Type.Object(
   {
     output: Type.Optional(

@@ -240,7 +240,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     closed_at: null,
     traceparent: childOfStored(t.traceparent),
   }
-  // A push task's delivery job; its time-out is armed by the delivery if the task stays open (delivery.ts
+  // A push task's delivery job; its time-out is armed by the delivery if the task stays open (tasks/delivery.ts
   // timeoutJob). A claim task waits on its time-out (keyed by the task, removed when it settles) from the start.
   const jobs: JobSpec[] = []
   if (delivery === 'push') {

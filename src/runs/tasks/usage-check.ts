@@ -1,7 +1,7 @@
 // Token counts as vendors report them, checked before they are recorded, counted or priced: each must be a whole
 // number from 0 to Number.MAX_SAFE_INTEGER. A report that is not (a negative count made a negative cost, 1e308 an
 // infinite one, stored as null) is dropped whole: the attempt records no usage, as when none was reported.
-import type { Usage } from './schemas.js'
+import type { Usage } from '../schemas.js'
 
 export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER
 

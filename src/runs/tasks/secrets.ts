@@ -1,6 +1,6 @@
 // The call into the credential vault for a delivery: the secret of the credential an agent names, decrypted.
-import { openWithRing } from '../credentials/vault.js'
-import { keptOrMade } from '../kept.js'
+import { openWithRing } from '../../credentials/vault.js'
+import { keptOrMade } from '../../kept.js'
 
 // Secrets opened for deliveries, by their sealed form: every delivery of an agent opens the same ciphertext, and
 // AES-GCM's set-up costs more than the rest of reading it. A ciphertext is never re-sealed in place (a new seal has a
