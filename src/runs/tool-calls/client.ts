@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Agent } from '../../agents/schemas.js'
 import { newId, now } from '../../ids.js'
-import { MAX_TOOL_INPUT_BYTES } from '../../tools/mcp-call.js'
+import { MAX_TOOL_INPUT_BYTES } from '../../tools/limits.js'
 import { resolveTools } from '../../tools/resolve.js'
 import { vendorToolName } from '../../tools/vendor-names.js'
 import type { ClientTools } from '../adapters/adapter.js'

@@ -8,6 +8,7 @@ import { insertMessage, listLatestMessages } from '../../chat/store.js'
 import type { McpDeps } from '../../mcp/client.js'
 import { callMcpTool, cutOutput } from '../../tools/mcp-call.js'
 import type { ToolDefinition } from '../../tools/definitions.js'
+import { MAX_POSTED_TEXT_LENGTH, MAX_READ_MESSAGES } from '../../tools/limits.js'
 import { contentOf } from '../machine/machine.js'
 import type { Run } from '../schemas.js'
 import type { ToolCallRow } from './store.js'
@@ -39,14 +40,14 @@ export async function performTool(app: FastifyInstance, scope: ToolScope, tool: 
     const args = input as Record<string, unknown>
     if (tool.name === 'tandem.read_messages') {
       const limit = args.limit === undefined ? 20 : args.limit
-      if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 50) return { ok: false, error: '`limit` must be an integer from 1 to 50.' }
+      if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_READ_MESSAGES) return { ok: false, error: `\`limit\` must be an integer from 1 to ${MAX_READ_MESSAGES}.` }
       const messages = await listLatestMessages(db, scope.workspaceId, scope.run.streamId, limit as number)
       const text = messages.map((m) => `[${m.createdAt}] ${m.authorType} ${m.authorId}: ${m.text}`).join('\n')
       return { ok: true, output: cutOutput(text || '(no messages)').output }
     }
     if (tool.name === 'tandem.post_message') {
       const text = args.text
-      if (typeof text !== 'string' || text.trim() === '' || text.length > 20000) return { ok: false, error: '`text` must be a non-empty string of at most 20,000 characters.' }
+      if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_POSTED_TEXT_LENGTH) return { ok: false, error: `\`text\` must be a non-empty string of at most ${MAX_POSTED_TEXT_LENGTH.toLocaleString('en-US')} characters.` }
       const { run } = scope
       const message = await db.transaction().execute((trx) =>
         insertMessage(trx, { workspaceId: scope.workspaceId, streamId: run.streamId, authorId: scope.agentId, authorType: 'agent', content: contentOf(text), traceparent: scope.traceparent, origin: { runId: run.id, cycleId: run.cycleId, depth: run.depth } }),

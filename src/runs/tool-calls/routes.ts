@@ -7,7 +7,7 @@ import { Page, PageQuery, ProblemResponses, StringEnum, Uuid } from '../../http/
 import { decodeCursor, toPage } from '../../http/pagination.js'
 import { notFound } from '../../http/problem.js'
 import { DecisionParams, RunIdParams } from '../schemas.js'
-import { MAX_NOTE_LENGTH } from '../limits.js'
+import { MAX_ANSWER_LENGTH, MAX_NOTE_LENGTH } from '../limits.js'
 import { listToolCalls } from './store.js'
 import { decideToolCall } from '../../waits/tool-approval.js'
 import { answerQuestion } from '../../waits/question.js'
@@ -19,7 +19,7 @@ const ToolDecisionBody = Type.Object(
   { decision: StringEnum(['approve', 'deny']), note: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })) },
   { additionalProperties: false, title: 'ToolCallDecision' },
 )
-const AnswerBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: 20000 }) }, { additionalProperties: false, title: 'QuestionAnswer' })
+const AnswerBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: MAX_ANSWER_LENGTH }) }, { additionalProperties: false, title: 'QuestionAnswer' })
 
 export const toolCallRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database

@@ -2,9 +2,7 @@
 import Type from 'typebox'
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js'
 import { VIAS } from '../../http/via.js'
-
-/** Characters of `output` in the list and in events; the model receives the whole (at most 64 KiB). */
-export const LISTED_OUTPUT_CHARS = 4000
+import { LISTED_OUTPUT_CHARS } from '../limits.js'
 
 export const ToolCallSchema = Type.Object(
   {

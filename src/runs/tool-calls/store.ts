@@ -10,7 +10,7 @@ import type { PhaseRun, Run } from '../schemas.js'
 import type { Via } from '../../http/via.js'
 import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
 import type { LoopState } from '../adapters/tool-loop.js'
-import { LISTED_OUTPUT_CHARS } from './schemas.js'
+import { LISTED_OUTPUT_CHARS } from '../limits.js'
 
 declare module '../../jobs/registry.js' {
   interface JobPayloads {
