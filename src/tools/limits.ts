@@ -1,5 +1,6 @@
-// Every bound of a tool call, in one place (docs/tools-and-approvals.md, "Tools", bounds), each tested at the limit
-// and one past it. The run engine's own (how much of a call the API lists, its answer) are in src/runs/limits.ts.
+// Every bound of a tool call, in one place (docs/tools-and-approvals.md, "Tools", bounds); the input and output
+// bytes are tested at the limit and one past it (test/mcp/tools.test.ts). The run engine's own (how much of a call
+// the API lists, the answer to a question) are in src/runs/limits.ts.
 
 /** Bytes of a tool's input as JSON; a larger one fails without reaching the tool. */
 export const MAX_TOOL_INPUT_BYTES = 64 * 1024
