@@ -1,8 +1,8 @@
 // Every bound of the run engine — src/runs/ and its wings (machine/, tasks/, tool-calls/, adapters/) — in one place
 // (docs/runs-and-events.md "Events"): what grows with use, and what a caller or an agent may send, has its limit
-// here (docs/architecture-engine.md "Limits" names those tested at the limit and one past it). Other features keep
-// theirs in their own module: the tools' in
-// src/tools/limits.ts; the bytes of one event, MAX_EVENT_BYTES, in src/events/store.ts (64 KiB, for every event type).
+// here (docs/architecture-engine.md "Limits" names those tested at the limit and one past it). Not here: a tool
+// call's, in src/tools/limits.ts; the bytes of one event, MAX_EVENT_BYTES, in src/events/store.ts (64 KiB, for
+// every event type); other features' (cycles, chat, agents, …), in their own schemas.ts.
 
 // Runs and their phases.
 /** Attempts of one phase (its first and every revise); a revise past this is a 422 too-many-attempts. */
