@@ -15,6 +15,8 @@ export const MAX_INPUT_BYTES = 64 * 1024
 export const OUTPUT_PREVIEW_LENGTH = 500
 /** Runs one trigger call may start; more matching cycles start none (409 too-many-runs). */
 export const MAX_RUNS_PER_TRIGGER = 20
+/** Characters of a trigger name in the path that fires it (a longer path is a 414 first). */
+export const MAX_TRIGGER_NAME_LENGTH = 100
 
 // Tasks: what an agent answers, and how long a request may wait for a task or a call.
 /** Characters of an answer's `text` (and of one streamed delta). */

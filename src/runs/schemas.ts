@@ -3,9 +3,9 @@
 import { VIAS } from '../http/via.js'
 import Type, { type Static } from 'typebox'
 import { Content } from '../chat/schemas.js'
-import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { Nullable, PageQuery, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { PhasePolicy } from '../cycles/policy.js'
-import { MAX_DETAIL_LENGTH, MAX_NOTE_LENGTH, MAX_OUTPUT_TEXT_LENGTH, MAX_RUNS_PER_TRIGGER, MAX_TOKEN_COUNT, MAX_WAIT_SECONDS } from './limits.js'
+import { MAX_DETAIL_LENGTH, MAX_NOTE_LENGTH, MAX_OUTPUT_TEXT_LENGTH, MAX_RUNS_PER_TRIGGER, MAX_TOKEN_COUNT, MAX_TRIGGER_NAME_LENGTH, MAX_WAIT_SECONDS } from './limits.js'
 
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'rejected', 'canceled'] as const
 export const PHASE_STATUSES = ['pending', 'running', 'awaiting_decision', 'awaiting_tool_approval', 'awaiting_input', 'succeeded', 'failed', 'canceled'] as const
@@ -167,15 +167,14 @@ export const TriggerResult = Type.Object(
 export const RunIdParams = Type.Object({ runId: Uuid }, { additionalProperties: false })
 export const DecisionParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
 export const TriggerParams = Type.Object(
-  { streamId: Uuid, triggerName: Type.String({ minLength: 1, maxLength: 100, description: 'at most 100 characters (longer paths are a 414)' }) },
+  { streamId: Uuid, triggerName: Type.String({ minLength: 1, maxLength: MAX_TRIGGER_NAME_LENGTH, description: `at most ${MAX_TRIGGER_NAME_LENGTH} characters (longer paths are a 414)` }) },
   { additionalProperties: false },
 )
 
 export const RunsQuery = Type.Object(
   {
     status: Type.Optional(StringEnum(RUN_STATUSES)),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...PageQuery.properties,
     order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'asc (the default): oldest first; desc: newest first' })),
   },
   { additionalProperties: false },
