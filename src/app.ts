@@ -47,9 +47,9 @@ import { createJobs, type AnyTaskList } from './jobs/index.js'
 import { InstanceRegistry } from './failover/registry.js'
 import { taskList } from './task-list.js'
 import { runRoutes } from './runs/routes.js'
-import { toolCallRoutes } from './runs/tool-calls-routes.js'
+import { toolCallRoutes } from './runs/tool-calls/routes.js'
 import { reportRunMetrics } from './runs/metrics.js'
-import { taskResultRoutes } from './runs/task-routes.js'
+import { taskResultRoutes } from './runs/tasks/routes.js'
 import { createMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/plugin.js'
 import { memoryRateLimitStore, sharedRateLimitStore } from './http/rate-limit-store.js'
@@ -76,7 +76,7 @@ declare module 'fastify' {
     heldRequests: HeldRequests
     /** Every outgoing call to an address a user gave (agents, webhooks, MCP servers) goes through it (src/net/egress.ts). */
     egress: EgressGuard
-    /** The origin the server listens on, once it does (set at onListen: each delivery's payload names it, src/runs/tasks.ts). */
+    /** The origin the server listens on, once it does (set at onListen: each delivery's payload names it, src/runs/tasks/payload.ts). */
     listening: { origin: string | null }
     /** This instance's id and heartbeat, and which others are alive (src/failover/registry.ts). */
     instances: InstanceRegistry

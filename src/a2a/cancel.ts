@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js'
 import type { JobHandler } from '../jobs/registry.js'
 import { enqueueJob } from '../jobs/index.js'
 import { now } from '../ids.js'
-import { openAgentSecret } from '../runs/secrets.js'
+import { openAgentSecret } from '../runs/tasks/secrets.js'
 import { deadline } from '../net/deadline.js'
 import { cancelRemoteTask } from './client.js'
 

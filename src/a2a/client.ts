@@ -7,7 +7,7 @@ import { AgentCard, Role, TaskState, type Message, type Part, type Task } from '
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client'
 import type { AdapterContext, AgentTarget, DeliveryOutcome, JsonObject, TaskPayload } from '../runs/adapters/adapter.js'
 import { buildPrompt, promptAsText } from '../runs/adapters/prompt.js'
-import { MAX_OUTPUT_TEXT_LENGTH } from '../runs/schemas.js'
+import { MAX_OUTPUT_TEXT_LENGTH } from '../runs/limits.js'
 import type { RemoteTaskLedger } from './remote-ledger.js'
 import type { WaitState } from './remote-waits.js'
 

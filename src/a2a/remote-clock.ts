@@ -11,9 +11,9 @@ import type { Database } from '../db/database.js'
 import type { RunsConfig } from '../config.js'
 import { now } from '../ids.js'
 import { enqueueJobs, removeJobs, type JobSpec } from '../jobs/index.js'
-import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from '../runs/jobs.js'
+import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from '../runs/machine/jobs.js'
 import type { Run } from '../runs/schemas.js'
-import type { RunSnapshot } from '../runs/transitions.js'
+import type { RunSnapshot } from '../runs/machine/transitions.js'
 import { vaultOf } from '../credentials/vault.js'
 
 const WAITING = new Set(['awaiting_input', 'awaiting_tool_approval'])

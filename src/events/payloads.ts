@@ -7,7 +7,7 @@ import { SavedCycle } from '../cycles/schemas.js'
 import { RunSummary } from '../runs/summary.js'
 import { InboxItem } from '../inbox/schemas.js'
 import { StringEnum } from '../http/schemas.js'
-import { ToolCallSchema } from '../runs/tool-calls-schemas.js'
+import { ToolCallSchema } from '../runs/tool-calls/schemas.js'
 import { Timestamp, Uuid } from '../http/schemas.js'
 import { EVENT_ID_PATTERN, type EventType } from './schemas.js'
 

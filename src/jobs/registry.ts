@@ -7,7 +7,7 @@
 //     interface JobPayloads { 'schedules.fire': ScheduleJob }
 //   }
 //
-// next to the job's name and payload (src/runs/jobs.ts, src/schedules/firing.ts, …), so this file imports none.
+// next to the job's name and payload (src/runs/machine/jobs.ts, src/schedules/firing.ts, …), so this file imports none.
 import type { FastifyInstance } from 'fastify'
 
 export interface JobContext {

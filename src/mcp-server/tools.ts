@@ -4,7 +4,7 @@
 import Type, { type TObject, type TSchema } from 'typebox'
 import { Uuid } from '../http/schemas.js'
 import { INBOX_KINDS } from '../inbox/schemas.js'
-import { MAX_NOTE_LENGTH } from '../runs/limits.js'
+import { MAX_ANSWER_LENGTH, MAX_NOTE_LENGTH } from '../runs/limits.js'
 import { RunsQuery, StartRunBody } from '../runs/schemas.js'
 import { DraftBody, SaveCycleBody } from '../cycles/schemas.js'
 import { MAX_TEXT_LENGTH } from '../chat/schemas.js'
@@ -95,7 +95,7 @@ export const TOOLS: ToolSpec[] = [
   },
   {
     name: 'answer_question', title: 'Answer an agent\'s question', description: 'Answer the question an agent asked (tandem.ask_operator); your text is its tool\'s result and the agent goes on.',
-    hints: [false, false, false, true], input: input({ runId: Uuid, phaseRunId: Uuid, text: Type.String({ minLength: 1, maxLength: 20000 }) }), operationId: 'answerQuestion',
+    hints: [false, false, false, true], input: input({ runId: Uuid, phaseRunId: Uuid, text: Type.String({ minLength: 1, maxLength: MAX_ANSWER_LENGTH }) }), operationId: 'answerQuestion',
     twin: (a) => ({ method: 'POST', url: path`/api/runs/${a.runId}/phases/${a.phaseRunId}/answer`, body: { text: a.text } }),
     say: () => 'Your answer was sent to the agent; it goes on.',
   },

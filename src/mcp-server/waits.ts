@@ -10,7 +10,7 @@ import { decidePhase } from '../runs/service.js'
 import { answerQuestion } from '../waits/question.js'
 import { decideToolCall } from '../waits/tool-approval.js'
 import { Run } from '../runs/schemas.js'
-import { ToolCallSchema } from '../runs/tool-calls-schemas.js'
+import { ToolCallSchema } from '../runs/tool-calls/schemas.js'
 import type { TwinAnswer } from './twin.js'
 
 type Args = Record<string, unknown>

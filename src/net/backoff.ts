@@ -1,7 +1,7 @@
 // The one back-off function of the service: the wait before retry number `retry` (1 for the first retry) is
 // `baseMs × factor^(retry − 1)`, at most `maxMs`, plus up to `jitter` of it at random, and never less than a
 // Retry-After the other side asked for. Each caller names its schedule:
-//   agent deliveries   1 s × 2^n, ≤ 10 min, +25 % jitter, Retry-After honoured   (runs/delivery.ts)
+//   agent deliveries   1 s × 2^n, ≤ 10 min, +25 % jitter, Retry-After honoured   (runs/tasks/delivery.ts)
 //   webhook deliveries TANDEM_WEBHOOK_RETRY_BASE_MS × 4^n                        (events/webhooks/delivery.ts)
 //   failed jobs        e^attempt s, ≤ e^10 s — graphile-worker's own, so both databases retry alike (jobs/sqlite.ts)
 export interface Backoff {

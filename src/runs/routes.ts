@@ -11,12 +11,12 @@ import { viaOf } from '../http/via.js'
 import { StreamIdParams } from '../streams/schemas.js'
 import { requireStream } from '../streams/store.js'
 import { CycleParams } from '../cycles/schemas.js'
-import { hashToken, newToken } from './machine.js'
+import { hashToken, newToken } from './machine/machine.js'
 import { claimOldestTask, findRun, listRuns } from './store.js'
 import { cancel, checkRunInput, decidePhase, fireTrigger, retryRun, startRun, type Actor, type Caller } from './service.js'
-import { MAX_RUNS_PER_TRIGGER } from './limits.js'
-import { buildTaskPayload, publicBase } from './tasks.js'
-import { addTaskTools } from './tool-calls-task.js'
+import { MAX_RUNS_PER_TRIGGER, MAX_WAIT_SECONDS } from './limits.js'
+import { buildTaskPayload, publicBase } from './tasks/payload.js'
+import { addTaskTools } from './tool-calls/task.js'
 import { findAgent } from '../agents/store.js'
 import {
   ClaimBody, DecisionBody, DecisionParams, Run, RunIdParams, RunsQuery, StartRunBody, TaskPayloadSchema, TriggerParams, TriggerResult,
@@ -211,7 +211,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'claimTask',
         tags: ['tasks'],
         summary: 'Claim the oldest open task of the calling agent (agent keys only)',
-        description: `Waits up to \`waitSeconds\` (0–30, default 0) for a task; 204 when none arrives. A claimed task is leased for TANDEM_TASK_LEASE_S (${settings.taskLeaseS} s here); unanswered by then it can be claimed again, with a new token.`,
+        description: `Waits up to \`waitSeconds\` (0–${MAX_WAIT_SECONDS}, default 0) for a task; 204 when none arrives. A claimed task is leased for TANDEM_TASK_LEASE_S (${settings.taskLeaseS} s here); unanswered by then it can be claimed again, with a new token.`,
         body: Type.Optional(ClaimBody),
         response: { 200: TaskPayloadSchema, 204: Type.Null(), ...ProblemResponses },
       },

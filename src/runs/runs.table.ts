@@ -18,7 +18,7 @@ export interface RunTable {
   trigger_id: string | null
   /** The message-trigger loop guard (0060). */
   depth: Generated<number>
-  /** 0070: 1 once a call of the task tool route was made in the run (tool-calls-task.ts), else 0. */
+  /** 0070: 1 once a call of the task tool route was made in the run (tool-calls/task.ts), else 0. */
   route_calls: Generated<number>
 }
 

@@ -3,9 +3,9 @@
 import { VIAS } from '../http/via.js'
 import Type, { type Static } from 'typebox'
 import { Content } from '../chat/schemas.js'
-import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
+import { Nullable, PageQuery, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
 import { PhasePolicy } from '../cycles/policy.js'
-import { MAX_NOTE_LENGTH } from './limits.js'
+import { MAX_DETAIL_LENGTH, MAX_NOTE_LENGTH, MAX_OUTPUT_TEXT_LENGTH, MAX_RUNS_PER_TRIGGER, MAX_TOKEN_COUNT, MAX_TRIGGER_NAME_LENGTH, MAX_WAIT_SECONDS } from './limits.js'
 
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'rejected', 'canceled'] as const
 export const PHASE_STATUSES = ['pending', 'running', 'awaiting_decision', 'awaiting_tool_approval', 'awaiting_input', 'succeeded', 'failed', 'canceled'] as const
@@ -30,14 +30,10 @@ export function statusInWords(status: PhaseStatus | 'awaiting_approval' | 'denie
   return words[status]
 }
 
-/** Characters of an agent's answer as plain `text`. */
-export const MAX_OUTPUT_TEXT_LENGTH = 40000
-export const MAX_DETAIL_LENGTH = 4000
-
 const JsonObject = Type.Object({}, { additionalProperties: true, description: 'any JSON object' })
 
 export const Usage = Type.Object(
-  { inputTokens: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), outputTokens: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
+  { inputTokens: Type.Integer({ minimum: 0, maximum: MAX_TOKEN_COUNT }), outputTokens: Type.Integer({ minimum: 0, maximum: MAX_TOKEN_COUNT }) },
   { title: 'Usage', description: 'tokens the vendor reported (summed over tool steps, attempts, phases); null when none reported' },
 )
 export type Usage = Static<typeof Usage>
@@ -164,22 +160,21 @@ export const StartRunBody = Type.Object({ input: Type.Optional(JsonObject) }, { 
 export type StartRunBody = Static<typeof StartRunBody>
 
 export const TriggerResult = Type.Object(
-  { runs: Type.Array(Type.Object({ id: Uuid, status: StringEnum(RUN_STATUSES) }), { maxItems: 20, description: 'the runs started (at most 20); read each with GET /api/runs/{id}' }) },
+  { runs: Type.Array(Type.Object({ id: Uuid, status: StringEnum(RUN_STATUSES) }), { maxItems: MAX_RUNS_PER_TRIGGER, description: `the runs started (at most ${MAX_RUNS_PER_TRIGGER}); read each with GET /api/runs/{id}` }) },
   { title: 'TriggerResult' },
 )
 
 export const RunIdParams = Type.Object({ runId: Uuid }, { additionalProperties: false })
 export const DecisionParams = Type.Object({ runId: Uuid, phaseRunId: Uuid }, { additionalProperties: false })
 export const TriggerParams = Type.Object(
-  { streamId: Uuid, triggerName: Type.String({ minLength: 1, maxLength: 100, description: 'at most 100 characters (longer paths are a 414)' }) },
+  { streamId: Uuid, triggerName: Type.String({ minLength: 1, maxLength: MAX_TRIGGER_NAME_LENGTH, description: `at most ${MAX_TRIGGER_NAME_LENGTH} characters (longer paths are a 414)` }) },
   { additionalProperties: false },
 )
 
 export const RunsQuery = Type.Object(
   {
     status: Type.Optional(StringEnum(RUN_STATUSES)),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...PageQuery.properties,
     order: Type.Optional(StringEnum(['asc', 'desc'], { description: 'asc (the default): oldest first; desc: newest first' })),
   },
   { additionalProperties: false },
@@ -209,7 +204,7 @@ export const TaskDeltaAccepted = Type.Object(
 export const TaskIdParams = Type.Object({ taskId: Uuid }, { additionalProperties: false })
 
 // `{ output: { text } }`, `{ output: { content } }` or `{ error: { detail } }`: exactly one of each pair is checked
-// after the schema (answerProblems in tasks.ts), so that a wrong answer gets one precise pointer.
+// after the schema (answerProblems in tasks/answer.ts), so that a wrong answer gets one precise pointer.
 export const TaskResultBody = Type.Object(
   {
     output: Type.Optional(
@@ -233,7 +228,7 @@ export type TaskResultBody = Static<typeof TaskResultBody>
 export const TaskAccepted = Type.Object({ accepted: Type.Literal(true) }, { title: 'TaskAccepted' })
 
 export const ClaimBody = Type.Object(
-  { waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })) },
+  { waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_SECONDS })) },
   { additionalProperties: false, title: 'ClaimTask' },
 )
 

@@ -43,7 +43,7 @@ const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expressi
   db.selectFrom('runs').select(['document']).where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
 // A locked run comes with whether a step-0 tool call (the task tool route's, ElevenLabs client tools') was ever
-// made in it (0070 route_calls): only then can a phase that ends leave one in flight to settle (tool-calls.ts
+// made in it (0070 route_calls): only then can a phase that ends leave one in flight to settle (tool-calls/store.ts
 // settleEndedCalls), so a run without tools asks nothing more. A column of the locked row, so PostgreSQL's
 // FOR UPDATE reads its latest value.
 const lockedRun = (db: Kysely<Database>, id: Expression<string>) => db.selectFrom('runs').select(['document', 'workspace_id', 'traceparent', 'route_calls']).where('id', '=', id)

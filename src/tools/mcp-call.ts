@@ -3,9 +3,7 @@
 // a marker), the whole call within TANDEM_TOOL_TIMEOUT_MS. Every failure is a value — refused, down, slow, not
 // MCP, a tool that reports an error — so a tool can never crash a run.
 import { withMcpClient, McpUnreachableError, type McpDeps, type McpTarget } from '../mcp/client.js'
-
-export const MAX_TOOL_INPUT_BYTES = 64 * 1024
-export const MAX_TOOL_OUTPUT_BYTES = 64 * 1024
+import { MAX_TOOL_INPUT_BYTES, MAX_TOOL_OUTPUT_BYTES } from './limits.js'
 
 export type ToolCallOutcome =
   | { ok: true; output: string; truncated: boolean }

@@ -3,8 +3,7 @@
 // is cut and given a digest of the whole, so it stays unique. The map built here turns the vendor's name back.
 import { createHash } from 'node:crypto'
 import type { ToolDefinition } from './definitions.js'
-
-export const MAX_VENDOR_TOOL_NAME = 64
+import { MAX_VENDOR_TOOL_NAME } from './limits.js'
 
 export function vendorToolName(name: string): string {
   const dot = name.indexOf('.')

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { RunsConfig } from '../config.js'
 import { triggeredCycles } from '../runs/service.js'
-import { createRun, type Transition } from '../runs/machine.js'
+import { createRun, type Transition } from '../runs/machine/machine.js'
 import type { Run, RunTrigger } from '../runs/schemas.js'
 import { AppError } from '../http/problem.js'
 

@@ -27,11 +27,11 @@ import { normalizeHandle } from '../principals/handles.js'
 import { appendEvent } from '../events/store.js'
 import { DEFAULT_PHASE_POLICY, durationMs } from '../cycles/policy.js'
 import { decisionItemOf, toolItemOf } from '../inbox/items.js'
-import { withLockedRun } from '../runs/locked.js'
+import { withLockedRun } from '../runs/machine/locked.js'
 import { TOOL_WAIT_KIND, TOOL_WAIT_STATUS, callWaitsWhere } from './kinds.js'
 import type { PhaseRun, Run, ToolWait } from '../runs/schemas.js'
-import type { RunSnapshot } from '../runs/transitions.js'
-import type { Transition } from '../runs/machine.js'
+import type { RunSnapshot } from '../runs/machine/transitions.js'
+import type { Transition } from '../runs/machine/machine.js'
 
 declare module '../jobs/registry.js' {
   interface JobPayloads {

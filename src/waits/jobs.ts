@@ -1,7 +1,7 @@
 // The clock's job (its part of the task list, src/task-list.ts): a timer of a wait takes effect (clock.ts
 // runClockTimer) as the table of effects, one row per kind of wait, says.
 import type { JobHandler, JobPayloads } from '../jobs/index.js'
-import { CLOCK_EFFECTS } from '../runs/machine.js'
+import { CLOCK_EFFECTS } from '../runs/machine/machine.js'
 import { CLOCK_JOB, runClockTimer, type ClockEffects, type ClockKind } from './clock.js'
 import { questionClock } from './question.js'
 import { toolApprovalClock } from './tool-approval.js'

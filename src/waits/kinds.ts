@@ -7,7 +7,7 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { PhaseRun, ToolWait } from '../runs/schemas.js'
-import type { ToolCallTable } from '../runs/tool-calls.table.js'
+import type { ToolCallTable } from '../runs/tool-calls/tool-calls.table.js'
 
 /** The tool an agent calls to ask the phase's operators a question: the call waits, unfinished, for the answer. */
 export const ASK_OPERATOR = 'tandem.ask_operator'

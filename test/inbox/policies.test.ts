@@ -13,7 +13,7 @@ import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createStream, NIL, runIn } from '../runs/setup.js'
 import { keyFor } from '../schedules/setup.js'
 import { runClockTimer, type ClockJob } from '../../src/waits/clock.js'
-import { CLOCK_EFFECTS } from '../../src/runs/machine.js'
+import { CLOCK_EFFECTS } from '../../src/runs/machine/machine.js'
 import { advanceClock, pendingCount } from '../clock.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -1,4 +1,4 @@
-// The secret of an agent's credential, opened for a delivery (openAgentSecret, src/runs/secrets.ts): each sealed
+// The secret of an agent's credential, opened for a delivery (openAgentSecret, src/runs/tasks/secrets.ts): each sealed
 // form is decrypted once and then answered from memory, by its whole sealed form (credential id, key id and
 // ciphertext), so a new seal, another credential or an altered ciphertext is never answered with a secret that
 // was opened for something else. Real seals of a real vault; node:crypto's createDecipheriv is counted to see
@@ -9,7 +9,7 @@ import crypto, { randomBytes } from 'node:crypto'
 import { syncBuiltinESMExports } from 'node:module'
 import { Vault, VaultError, keyIdOf } from '../../src/credentials/vault.js'
 import { newId } from '../../src/ids.js'
-import { openAgentSecret } from '../../src/runs/secrets.js'
+import { openAgentSecret } from '../../src/runs/tasks/secrets.js'
 
 const vault = new Vault(randomBytes(32))
 

@@ -1,9 +1,9 @@
-// The state machine's tables (src/runs/transitions.ts): every listed move passes the check, and every move not
+// The state machine's tables (src/runs/machine/transitions.ts): every listed move passes the check, and every move not
 // listed throws — walked over all statuses and events. The engine's own tests (lifecycle, failures, claims,
 // crash) run every real move through the same check in persistRun.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { IllegalTransition, NEW_RUN, PHASE_TRANSITIONS, RUN_TRANSITIONS, checkTransition, type RunEvent } from '../../src/runs/transitions.js'
+import { IllegalTransition, NEW_RUN, PHASE_TRANSITIONS, RUN_TRANSITIONS, checkTransition, type RunEvent } from '../../src/runs/machine/transitions.js'
 import { PHASE_STATUSES, RUN_STATUSES, type RunStatus } from '../../src/runs/schemas.js'
 
 const EVENTS = Object.keys(RUN_TRANSITIONS) as RunEvent[]

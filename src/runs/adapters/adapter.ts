@@ -60,7 +60,7 @@ export interface AdapterContext {
   onDelta?: (text: string) => void
   /**
    * Set when the agent has tools and its adapter runs Tandem's model tool loop (claude, mistral chat): the tools,
-   * and where the loop records its calls and waits (src/runs/tool-calls-host.ts; docs/tools-and-approvals.md).
+   * and where the loop records its calls and waits (src/runs/tool-calls/host.ts; docs/tools-and-approvals.md).
    */
   tools?: import('./tool-loop.js').ToolLoopHost
   /**
@@ -68,7 +68,7 @@ export interface AdapterContext {
    * its `chat` span (docs/insights.md). It never throws and never waits.
    */
   onModelStep?: (step: ModelStep) => void
-  /** Set for an ElevenLabs agent with tools: answers its client_tool_call events (src/runs/tool-calls-client.ts). */
+  /** Set for an ElevenLabs agent with tools: answers its client_tool_call events (src/runs/tool-calls/client.ts). */
   clientTools?: ClientTools
   /** Where a task sent to a remote A2A agent is recorded before it leaves (src/a2a/remote-ledger.ts). */
   a2aLedger?: import('../../a2a/remote-ledger.js').RemoteTaskLedger

@@ -8,13 +8,12 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import type { Dispatcher } from 'undici'
 import { Webhook } from 'standardwebhooks'
 import { forEachEventData } from './sse-lines.js'
-import { readAnswer } from '../answer.js'
+import { readAnswer } from '../tasks/answer.js'
 import { retryAfterMs } from '../../net/backoff.js'
 import { keptOrMade } from '../../kept.js'
 import type { Adapter, AdapterContext, AgentTarget, DeliveryOutcome } from './adapter.js'
 import { deliverOverA2a, pollOverA2a, protocolOf } from '../../a2a/client.js'
-
-const MAX_ANSWER_BYTES = 1024 * 1024
+import { MAX_SIGNING_KEYS, MAX_WEBHOOK_ANSWER_BYTES } from '../limits.js'
 
 /** `whsec_<base64>` is a Standard Webhooks key; any other secret signs with its UTF-8 bytes. */
 export function signer(secret: string): Webhook {
@@ -23,7 +22,6 @@ export function signer(secret: string): Webhook {
 
 /** Signing keys by secret: reading a secret (base64) and making its KeyObject cost more than the HMAC. Bounded. */
 const signingKeys = new Map<string, KeyObject>()
-const MAX_SIGNING_KEYS = 256
 
 // As a KeyObject: createHmac given raw bytes spends more on telling them from a key object than on the HMAC.
 const signingKey = (secret: string): KeyObject =>
@@ -59,13 +57,13 @@ function decodedBody(response: Dispatcher.ResponseData): AsyncIterable<Uint8Arra
   return pipeline(body, decoder, () => {})
 }
 
-/** The body as text, or null past MAX_ANSWER_BYTES (decoded bytes: a small compressed answer may not unpack into a large one). */
+/** The body as text, or null past MAX_WEBHOOK_ANSWER_BYTES (decoded bytes: a small compressed answer may not unpack into a large one). */
 async function readLimited(body: AsyncIterable<Uint8Array>): Promise<string | null> {
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of body) {
     size += chunk.byteLength
-    if (size > MAX_ANSWER_BYTES) return null // leaving the loop destroys the stream
+    if (size > MAX_WEBHOOK_ANSWER_BYTES) return null // leaving the loop destroys the stream
     chunks.push(chunk)
   }
   return Buffer.concat(chunks).toString('utf8')
@@ -134,7 +132,7 @@ export const customWebhook: Adapter = {
       return { kind: 'retry', detail: describeNetworkError(error, context.timeoutMs, context.signal) }
     }
     if (status === 202) return { kind: 'accepted' }
-    if (text === null) return { kind: 'failed', code: 'agent-failed', detail: `the agent's answer is larger than ${MAX_ANSWER_BYTES} bytes` }
+    if (text === null) return { kind: 'failed', code: 'agent-failed', detail: `the agent's answer is larger than ${MAX_WEBHOOK_ANSWER_BYTES} bytes` }
     let parsed: unknown
     try {
       parsed = JSON.parse(text)
@@ -161,7 +159,7 @@ function answerOutcome(parsed: unknown): DeliveryOutcome {
  * A streamed answer: Server-Sent Events whose `data:` is JSON — `{ "delta": "<text>" }` any number of times
  * (each handed to `onDelta`), then `{ "output": … }` or `{ "error": … }` (as for /result), which ends it. A stream
  * that breaks or ends before that is a transient failure (the delivery is retried and streams again from the
- * start); one larger than MAX_ANSWER_BYTES fails the phase.
+ * start); one larger than MAX_WEBHOOK_ANSWER_BYTES fails the phase.
  */
 async function readEventStream(body: AsyncIterable<Uint8Array>, context: AdapterContext): Promise<DeliveryOutcome> {
   let outcome: DeliveryOutcome | null = null
@@ -183,10 +181,10 @@ async function readEventStream(body: AsyncIterable<Uint8Array>, context: Adapter
   }
   let end: Awaited<ReturnType<typeof forEachEventData>>
   try {
-    end = await forEachEventData(body, onData, MAX_ANSWER_BYTES)
+    end = await forEachEventData(body, onData, MAX_WEBHOOK_ANSWER_BYTES)
   } catch (error) {
     return { kind: 'retry', detail: `the agent's event stream broke: ${describeNetworkError(error, context.timeoutMs, context.signal)}` }
   }
-  if (end === 'too-large') return { kind: 'failed', code: 'agent-failed', detail: `the agent's event stream is larger than ${MAX_ANSWER_BYTES} bytes` }
+  if (end === 'too-large') return { kind: 'failed', code: 'agent-failed', detail: `the agent's event stream is larger than ${MAX_WEBHOOK_ANSWER_BYTES} bytes` }
   return outcome ?? { kind: 'retry', detail: 'the agent\'s event stream ended without an output or an error' }
 }

@@ -9,6 +9,7 @@ import { callJson, configString, errorOutcome, isObject, malformed, maxTokens, s
 import { forEachEventData } from './sse-lines.js'
 import { buildPrompt, promptAsText, type Prompt } from './prompt.js'
 import { runToolLoop } from './tool-loop.js'
+import { MAX_MISTRAL_STREAM_BYTES } from '../limits.js'
 
 export const MISTRAL_BASE = 'https://api.mistral.ai/v1'
 
@@ -28,8 +29,6 @@ function usageOf(value: unknown): Usage | null {
   const output = count(value.completion_tokens)
   return input === null && output === null ? null : { inputTokens: input ?? 0, outputTokens: output ?? 0 }
 }
-
-const MAX_STREAM_BYTES = 4 * 1024 * 1024
 
 /** The Agents API with `stream: true`: chat-completion chunks as Server-Sent Events, `[DONE]` at the end. */
 async function streamWithAgent(agentId: string, prompt: Prompt, agent: AgentTarget, context: AdapterContext, onDelta: (text: string) => void): Promise<DeliveryOutcome> {
@@ -75,8 +74,8 @@ async function streamWithAgent(agentId: string, prompt: Prompt, agent: AgentTarg
         if (typeof choice.finish_reason === 'string') finished = true
       }
       return false
-    }, MAX_STREAM_BYTES)
-    if (end === 'too-large') return malformed('Mistral', `answered with a stream larger than ${MAX_STREAM_BYTES} bytes`)
+    }, MAX_MISTRAL_STREAM_BYTES)
+    if (end === 'too-large') return malformed('Mistral', `answered with a stream larger than ${MAX_MISTRAL_STREAM_BYTES} bytes`)
   } catch (error) {
     return errorOutcome('Mistral', error, context)
   }

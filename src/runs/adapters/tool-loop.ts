@@ -3,7 +3,7 @@
 // recorded before they are made and the loop can stop (an approval, a question) and resume from what was stored.
 // Text is forwarded as it streams (context.onDelta). At most `host.maxSteps` model steps (TANDEM_TOOL_STEPS): a
 // model still asking for tools at the last one ends the phase with a problem that says so. What the tools do,
-// where calls are recorded and how the phase waits belongs to the host (src/runs/tool-calls-host.ts).
+// where calls are recorded and how the phase waits belongs to the host (src/runs/tool-calls/host.ts).
 import type { LanguageModel, ModelMessage, ToolSet } from 'ai'
 import { aiSdk } from './ai-sdk-modules.js'
 import type { AdapterContext, DeliveryOutcome, Usage } from './adapter.js'

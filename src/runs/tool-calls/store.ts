@@ -1,18 +1,18 @@
 // Tool calls (docs/tools-and-approvals.md, "Tools"; docs/tools-and-approvals.md): the rows, as the API shows them, and their events.
 // The operator actions on them — an approval decision, an answer to a question — are waits (src/waits/).
 import type { Kysely, Selectable } from 'kysely'
-import type { Database } from '../db/database.js'
-import { now } from '../ids.js'
-import { appendEvent } from '../events/store.js'
-import type { Transition } from './machine.js'
-import type { DeliveryJob } from './jobs.js'
-import type { PhaseRun, Run } from './schemas.js'
-import type { Via } from '../http/via.js'
+import type { Database } from '../../db/database.js'
+import { now } from '../../ids.js'
+import { appendEvent } from '../../events/store.js'
+import type { Transition } from '../machine/machine.js'
+import type { DeliveryJob } from '../machine/jobs.js'
+import type { PhaseRun, Run } from '../schemas.js'
+import type { Via } from '../../http/via.js'
 import type { ToolCallStatus, ToolCallTable } from './tool-calls.table.js'
-import type { LoopState } from './adapters/tool-loop.js'
-import { LISTED_OUTPUT_CHARS } from './tool-calls-schemas.js'
+import type { LoopState } from '../adapters/tool-loop.js'
+import { LISTED_OUTPUT_CHARS } from '../limits.js'
 
-declare module '../jobs/registry.js' {
+declare module '../../jobs/registry.js' {
   interface JobPayloads {
     'tools.call': { callId: string }
   }
@@ -101,7 +101,7 @@ export async function updateCall(db: Kysely<Database>, id: string, changes: Part
 
 /**
  * What a call of the task tool route reads when it was still in flight as its task ended: the process making it
- * stopped (a restart), or the task ended first. Settled as failed, the way the model loop's calls are (tool-exec.ts).
+ * stopped (a restart), or the task ended first. Settled as failed, the way the model loop's calls are (exec.ts).
  */
 export const UNSETTLED = 'interrupted: the task ended while this call was in flight (Tandem stopped, or the task ended first); its outcome was not recorded, and it may or may not have taken effect.'
 
@@ -111,7 +111,7 @@ const ACTIVE: ReadonlyArray<PhaseRun['status']> = ['running', 'awaiting_tool_app
  * persistRun, for the phases that stopped being at work in this step (answered, failed, canceled): their calls of
  * the task tool route still in flight (dispatched, never finished) whose task is closed are settled as failed
  * (UNSETTLED), so none stays `running` forever. A request that was really still making one finds it settled and
- * leaves it so (tool-exec.ts finishCall).
+ * leaves it so (exec.ts finishCall).
  */
 export async function settleEndedCalls(t: Transition, run: Run, before: { status: string; phases: ReadonlyArray<PhaseRun['status']> }): Promise<void> {
   if (before.status === 'new' || t.routeCalls === false) return

@@ -4,18 +4,18 @@
 // `tandem.ask_operator`, cannot hold a live conversation, so those are not offered (the call is refused as
 // unknown). Every call is a row (step 0, as for the task tool route) with its events.
 import type { FastifyInstance } from 'fastify'
-import type { Agent } from '../agents/schemas.js'
-import { newId, now } from '../ids.js'
-import { MAX_TOOL_INPUT_BYTES } from '../tools/mcp-call.js'
-import { resolveTools } from '../tools/resolve.js'
-import { vendorToolName } from '../tools/vendor-names.js'
-import type { ClientTools } from './adapters/adapter.js'
-import type { Run } from './schemas.js'
-import { markRouteCalls, type TaskRow } from './store.js'
-import { recordToolCallEvent, type ToolCallRow } from './tool-calls.js'
-import { ASK_OPERATOR } from '../waits/kinds.js'
-import { noteWarnings } from './tool-calls-host.js'
-import { finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
+import type { Agent } from '../../agents/schemas.js'
+import { newId, now } from '../../ids.js'
+import { MAX_TOOL_INPUT_BYTES } from '../../tools/limits.js'
+import { resolveTools } from '../../tools/resolve.js'
+import { vendorToolName } from '../../tools/vendor-names.js'
+import type { ClientTools } from '../adapters/adapter.js'
+import type { Run } from '../schemas.js'
+import { markRouteCalls, type TaskRow } from '../store.js'
+import { recordToolCallEvent, type ToolCallRow } from './store.js'
+import { ASK_OPERATOR } from '../../waits/kinds.js'
+import { noteWarnings } from './host.js'
+import { finishCall, mcpDeps, performTool, type ToolScope } from './exec.js'
 
 export async function prepareClientTools(app: FastifyInstance, input: { task: TaskRow; run: Run; agent: Agent }, signal: AbortSignal): Promise<ClientTools | null> {
   const { task, run, agent } = input

@@ -1,4 +1,4 @@
-// The tool_calls table as Kysely sees it (owned by src/runs/tool-calls.ts; types only).
+// The tool_calls table as Kysely sees it (owned by src/runs/tool-calls/store.ts; types only).
 export type ToolCallStatus = 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'denied'
 
 export interface ToolCallTable {

@@ -3,15 +3,16 @@
 // every failure a value. A call is marked dispatched in a committed write before it is made, so a restart never
 // makes it again: a dispatched call found unfinished is recorded as interrupted.
 import type { FastifyInstance } from 'fastify'
-import { now } from '../ids.js'
-import { insertMessage, listLatestMessages } from '../chat/store.js'
-import type { McpDeps } from '../mcp/client.js'
-import { callMcpTool, cutOutput } from '../tools/mcp-call.js'
-import type { ToolDefinition } from '../tools/definitions.js'
-import { contentOf } from './machine.js'
-import type { Run } from './schemas.js'
-import type { ToolCallRow } from './tool-calls.js'
-import { recordToolCallEvent } from './tool-calls.js'
+import { now } from '../../ids.js'
+import { insertMessage, listLatestMessages } from '../../chat/store.js'
+import type { McpDeps } from '../../mcp/client.js'
+import { callMcpTool, cutOutput } from '../../tools/mcp-call.js'
+import type { ToolDefinition } from '../../tools/definitions.js'
+import { MAX_POSTED_TEXT_LENGTH, MAX_READ_MESSAGES } from '../../tools/limits.js'
+import { contentOf } from '../machine/machine.js'
+import type { Run } from '../schemas.js'
+import type { ToolCallRow } from './store.js'
+import { recordToolCallEvent } from './store.js'
 
 export const INTERRUPTED = 'Tandem stopped while this call was in flight (a restart); it was not made again, and may or may not have taken effect.'
 
@@ -39,14 +40,14 @@ export async function performTool(app: FastifyInstance, scope: ToolScope, tool: 
     const args = input as Record<string, unknown>
     if (tool.name === 'tandem.read_messages') {
       const limit = args.limit === undefined ? 20 : args.limit
-      if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 50) return { ok: false, error: '`limit` must be an integer from 1 to 50.' }
+      if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_READ_MESSAGES) return { ok: false, error: `\`limit\` must be an integer from 1 to ${MAX_READ_MESSAGES}.` }
       const messages = await listLatestMessages(db, scope.workspaceId, scope.run.streamId, limit as number)
       const text = messages.map((m) => `[${m.createdAt}] ${m.authorType} ${m.authorId}: ${m.text}`).join('\n')
       return { ok: true, output: cutOutput(text || '(no messages)').output }
     }
     if (tool.name === 'tandem.post_message') {
       const text = args.text
-      if (typeof text !== 'string' || text.trim() === '' || text.length > 20000) return { ok: false, error: '`text` must be a non-empty string of at most 20,000 characters.' }
+      if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_POSTED_TEXT_LENGTH) return { ok: false, error: `\`text\` must be a non-empty string of at most ${MAX_POSTED_TEXT_LENGTH.toLocaleString('en-US')} characters.` }
       const { run } = scope
       const message = await db.transaction().execute((trx) =>
         insertMessage(trx, { workspaceId: scope.workspaceId, streamId: run.streamId, authorId: scope.agentId, authorType: 'agent', content: contentOf(text), traceparent: scope.traceparent, origin: { runId: run.id, cycleId: run.cycleId, depth: run.depth } }),
@@ -63,7 +64,7 @@ export async function performTool(app: FastifyInstance, scope: ToolScope, tool: 
 export async function finishCall(app: FastifyInstance, scope: ToolScope, row: ToolCallRow, outcome: ToolOutcome): Promise<ToolCallRow> {
   return app.database.db.transaction().execute(async (trx) => {
     const changes = outcome.ok ? { status: 'succeeded' as const, output: outcome.output, finished_at: now() } : { status: 'failed' as const, error: outcome.error, finished_at: now() }
-    // A call settled meanwhile (its task ended with it in flight: tool-calls.ts settleEndedCalls) stays as settled.
+    // A call settled meanwhile (its task ended with it in flight: store.ts settleEndedCalls) stays as settled.
     const updated = await trx.updateTable('tool_calls').set(changes).where('id', '=', row.id).where('finished_at', 'is', null).returningAll().executeTakeFirst()
     if (!updated) return trx.selectFrom('tool_calls').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
     await recordToolCallEvent(trx, updated, scope.run.streamId, 'tool_call.updated', scope.traceparent)

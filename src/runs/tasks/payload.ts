@@ -2,14 +2,14 @@
 // and agent at the moment of delivery (or claim).
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
-import type { Agent } from '../agents/schemas.js'
-import { findStream } from '../streams/store.js'
-import { findCycle } from '../cycles/store.js'
-import { listRecentMessageSummaries } from '../chat/store.js'
-import type { JsonObject, TaskPayload } from './adapters/adapter.js'
-import type { Run } from './schemas.js'
-import type { TaskRow } from './store.js'
+import type { Database } from '../../db/database.js'
+import type { Agent } from '../../agents/schemas.js'
+import { findStream } from '../../streams/store.js'
+import { findCycle } from '../../cycles/store.js'
+import { listRecentMessageSummaries } from '../../chat/store.js'
+import type { JsonObject, TaskPayload } from '../adapters/adapter.js'
+import type { Run } from '../schemas.js'
+import type { TaskRow } from '../store.js'
 
 /** The base of result URLs: TANDEM_PUBLIC_URL, else the URL the server listens on. */
 export function publicBase(app: FastifyInstance): string {

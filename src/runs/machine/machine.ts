@@ -4,41 +4,41 @@
 // event — so a state change, its work and its event commit together or not at all.
 //
 // Which moves are allowed is data, in transitions.ts, checked by persistRun.
-import type { Via } from '../http/via.js'
+import type { Via } from '../../http/via.js'
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
-import type { RunsConfig } from '../config.js'
-import { newId, now, secureRandomBytes } from '../ids.js'
-import { NIL_UUID } from '../http/schemas.js'
-import { toProblem, type ProblemKind } from '../http/problem.js'
-import { childOfStored } from '../http/trace.js'
-import { insertMessage } from '../chat/store.js'
-import { completeStreamingMessage, failStreamingMessage, findTaskMessage } from '../chat/streaming.js'
-import { renderText } from '../chat/richtext.js'
-import type { Content } from '../chat/schemas.js'
-import { findAgent } from '../agents/store.js'
-import { enqueueJobs, removeJobs, type JobSpec } from '../jobs/index.js'
-import type { SavedCycle } from '../cycles/schemas.js'
-import type { AgentOutput, ProblemCode, Usage } from './adapters/adapter.js'
-import { adapterFor } from './adapters/index.js'
-import { authModeProblem } from './adapters/auth-mode.js'
-import { closeOpenTasks, insertRun, insertTask, updateRun, type NewTask } from './store.js'
-import { recordRunEvent } from './events.js'
-import type { PhaseRun, Run, RunProblem, RunTrigger } from './schemas.js'
-import { FINISHED_RUN_STATUSES, statusInWords } from './schemas.js'
-import { MAX_ATTEMPTS_PER_PHASE } from './limits.js'
+import type { Database } from '../../db/database.js'
+import type { RunsConfig } from '../../config.js'
+import { newId, now, secureRandomBytes } from '../../ids.js'
+import { NIL_UUID } from '../../http/schemas.js'
+import { toProblem, type ProblemKind } from '../../http/problem.js'
+import { childOfStored } from '../../http/trace.js'
+import { insertMessage } from '../../chat/store.js'
+import { completeStreamingMessage, failStreamingMessage, findTaskMessage } from '../../chat/streaming.js'
+import { renderText } from '../../chat/richtext.js'
+import type { Content } from '../../chat/schemas.js'
+import { findAgent } from '../../agents/store.js'
+import { enqueueJobs, removeJobs, type JobSpec } from '../../jobs/index.js'
+import type { SavedCycle } from '../../cycles/schemas.js'
+import type { AgentOutput, ProblemCode, Usage } from '../adapters/adapter.js'
+import { adapterFor } from '../adapters/index.js'
+import { authModeProblem } from '../adapters/auth-mode.js'
+import { closeOpenTasks, insertRun, insertTask, updateRun, type NewTask } from '../store.js'
+import { recordRunEvent } from '../events.js'
+import type { PhaseRun, Run, RunProblem, RunTrigger } from '../schemas.js'
+import { FINISHED_RUN_STATUSES, statusInWords } from '../schemas.js'
+import { MAX_ATTEMPTS_PER_PHASE } from '../limits.js'
 import { NEW_RUN, checkTransition, snapshotOf, type RunEvent, type RunSnapshot } from './transitions.js'
-import { vaultOf, type Vault } from '../credentials/vault.js'
+import { vaultOf, type Vault } from '../../credentials/vault.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
-import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../cycles/policy.js'
-import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from '../waits/clock.js'
-import { approversOf } from '../waits/who.js'
-import { settleEndedCalls } from './tool-calls.js'
-import { queueRemoteCancels } from '../a2a/cancel.js'
-import { noteTaskChange } from '../a2a/history.js'
-import { resumeClocks } from '../a2a/remote-clock.js'
-import { openWaits, recordInsights } from '../insights/rollup.js'
+import { DEFAULT_PHASE_POLICY, resolvePhasePolicy } from '../../cycles/policy.js'
+import { escalatedEvent, remindEffect, syncDecisionClocks, type ClockEffects, type ClockKind } from '../../waits/clock.js'
+import { approversOf } from '../../waits/who.js'
+import { settleEndedCalls } from '../tool-calls/store.js'
+import { queueRemoteCancels } from '../../a2a/cancel.js'
+import { noteTaskChange } from '../../a2a/history.js'
+import { resumeClocks } from '../../a2a/remote-clock.js'
+import { openWaits, recordInsights } from '../../insights/rollup.js'
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 export const newToken = () => `tdt_${secureRandomBytes(32).toString('base64url')}`
@@ -92,7 +92,7 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   const waiting = openWaits(run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
-  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls.ts settleEndedCalls).
+  // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls/store.ts settleEndedCalls).
   await settleEndedCalls(t, run, before)
   // A new run's row is written once, whole; then what refers to it (its first task, deferred by createRun).
   if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
@@ -240,7 +240,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     closed_at: null,
     traceparent: childOfStored(t.traceparent),
   }
-  // A push task's delivery job; its time-out is armed by the delivery if the task stays open (delivery.ts
+  // A push task's delivery job; its time-out is armed by the delivery if the task stays open (tasks/delivery.ts
   // timeoutJob). A claim task waits on its time-out (keyed by the task, removed when it settles) from the start.
   const jobs: JobSpec[] = []
   if (delivery === 'push') {

@@ -2,25 +2,25 @@
 // recording every call as a row (with `tool_call.*` events) in the engine's transactions, making the calls, and
 // stopping the phase while a call waits for an operator (docs/tools-and-approvals.md).
 //
-// No call is made twice (src/runs/tool-exec.ts): a call is marked dispatched before it is made, and a dispatched
+// No call is made twice (src/runs/tool-calls/exec.ts): a call is marked dispatched before it is made, and a dispatched
 // call found unfinished after a restart is recorded as failed ("interrupted"), never made again.
 import type { FastifyInstance } from 'fastify'
-import type { Agent } from '../agents/schemas.js'
-import { newId, now } from '../ids.js'
-import { removeJob } from '../jobs/index.js'
-import { MAX_TOOL_INPUT_BYTES } from '../tools/mcp-call.js'
-import { resolveTools } from '../tools/resolve.js'
-import type { CallResult, HostAnswer, LoopState, RequestedCall, ToolLoopHost } from './adapters/tool-loop.js'
-import { persistRun } from './machine.js'
-import { withLockedRun } from './locked.js'
-import { snapshotOf } from './transitions.js'
-import { deliveryKey, timeoutKey, type DeliveryJob } from './jobs.js'
-import { releaseTaskLease, type TaskRow } from './store.js'
-import { dispatchCall, finishCall, mcpDeps, performTool, type ToolScope } from './tool-exec.js'
-import type { Run } from './schemas.js'
-import type { ToolCallApproval, ToolCallRow, StoredLoop } from './tool-calls.js'
-import { callsOfTask, recordToolCallEvent } from './tool-calls.js'
-import { ASK_OPERATOR, awaitsOperator, waitingStatus } from '../waits/kinds.js'
+import type { Agent } from '../../agents/schemas.js'
+import { newId, now } from '../../ids.js'
+import { removeJob } from '../../jobs/index.js'
+import { MAX_TOOL_INPUT_BYTES } from '../../tools/limits.js'
+import { resolveTools } from '../../tools/resolve.js'
+import type { CallResult, HostAnswer, LoopState, RequestedCall, ToolLoopHost } from '../adapters/tool-loop.js'
+import { persistRun } from '../machine/machine.js'
+import { withLockedRun } from '../machine/locked.js'
+import { snapshotOf } from '../machine/transitions.js'
+import { deliveryKey, timeoutKey, type DeliveryJob } from '../machine/jobs.js'
+import { releaseTaskLease, type TaskRow } from '../store.js'
+import { dispatchCall, finishCall, mcpDeps, performTool, type ToolScope } from './exec.js'
+import type { Run } from '../schemas.js'
+import type { ToolCallApproval, ToolCallRow, StoredLoop } from './store.js'
+import { callsOfTask, recordToolCallEvent } from './store.js'
+import { ASK_OPERATOR, awaitsOperator, waitingStatus } from '../../waits/kinds.js'
 
 /** The providers whose adapters run Tandem's tool loop. */
 export const TOOL_LOOP_PROVIDERS: ReadonlySet<string> = new Set(['claude', 'mistral'])

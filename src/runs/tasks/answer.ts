@@ -1,12 +1,12 @@
 // An agent's answer to a task, as POSTed to result.url or returned by a webhook: `{ output: { text } }`,
 // `{ output: { content } }` or `{ error: { detail } }`. One check for both ways in.
 import type { ErrorObject } from 'ajv'
-import { fieldErrors, type FieldError } from '../http/problem.js'
-import { validatorCompiler } from '../http/validation.js'
-import { MAX_TEXT_LENGTH } from '../chat/schemas.js'
-import { textLength } from '../chat/richtext.js'
-import type { AgentOutput, Usage } from './adapters/adapter.js'
-import { TaskResultBody } from './schemas.js'
+import { fieldErrors, type FieldError } from '../../http/problem.js'
+import { validatorCompiler } from '../../http/validation.js'
+import { MAX_TEXT_LENGTH } from '../../chat/schemas.js'
+import { textLength } from '../../chat/richtext.js'
+import type { AgentOutput, Usage } from '../adapters/adapter.js'
+import { TaskResultBody } from '../schemas.js'
 
 export type Answer = { kind: 'output'; output: AgentOutput; usage: Usage | null } | { kind: 'error'; detail: string } | { kind: 'invalid'; errors: FieldError[] }
 

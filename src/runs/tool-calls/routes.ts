@@ -3,23 +3,23 @@
 // (src/waits/tool-approval.ts, question.ts) inside reply.withTransaction.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
-import { Page, PageQuery, ProblemResponses, StringEnum, Uuid } from '../http/schemas.js'
-import { decodeCursor, toPage } from '../http/pagination.js'
-import { notFound } from '../http/problem.js'
-import { DecisionParams, RunIdParams } from './schemas.js'
-import { MAX_NOTE_LENGTH } from './limits.js'
-import { listToolCalls } from './tool-calls.js'
-import { decideToolCall } from '../waits/tool-approval.js'
-import { answerQuestion } from '../waits/question.js'
-import { ToolCallSchema } from './tool-calls-schemas.js'
-import { viaOf } from '../http/via.js'
+import { Page, PageQuery, ProblemResponses, StringEnum, Uuid } from '../../http/schemas.js'
+import { decodeCursor, toPage } from '../../http/pagination.js'
+import { notFound } from '../../http/problem.js'
+import { DecisionParams, RunIdParams } from '../schemas.js'
+import { MAX_ANSWER_LENGTH, MAX_NOTE_LENGTH } from '../limits.js'
+import { listToolCalls } from './store.js'
+import { decideToolCall } from '../../waits/tool-approval.js'
+import { answerQuestion } from '../../waits/question.js'
+import { ToolCallSchema } from './schemas.js'
+import { viaOf } from '../../http/via.js'
 
 const ToolCallParams = Type.Object({ runId: Uuid, callId: Uuid }, { additionalProperties: false })
 const ToolDecisionBody = Type.Object(
   { decision: StringEnum(['approve', 'deny']), note: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NOTE_LENGTH })) },
   { additionalProperties: false, title: 'ToolCallDecision' },
 )
-const AnswerBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: 20000 }) }, { additionalProperties: false, title: 'QuestionAnswer' })
+const AnswerBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: MAX_ANSWER_LENGTH }) }, { additionalProperties: false, title: 'QuestionAnswer' })
 
 export const toolCallRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app.database

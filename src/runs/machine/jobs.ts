@@ -1,7 +1,7 @@
 // The run engine's job definitions: names, payloads and keys (the handlers are in handlers.ts).
-import type { Sealed } from '../credentials/vault.js'
+import type { Sealed } from '../../credentials/vault.js'
 
-declare module '../jobs/registry.js' {
+declare module '../../jobs/registry.js' {
   interface JobPayloads {
     'runs.start': { runId: string }
     'runs.deliver': DeliveryJob

@@ -5,7 +5,7 @@
 // An event is one step of the engine, from the run as it was read (locked) to the run as it is written, so a
 // row lists the net moves of the step: an answer that auto-advances moves its phase running → succeeded and the
 // next one pending → running (or → awaiting_decision for people's work, → failed when its agent is gone).
-import type { PhaseStatus, RunStatus } from './schemas.js'
+import type { PhaseStatus, RunStatus } from '../schemas.js'
 
 export type RunEvent = 'create' | 'start' | 'answer' | 'fail' | 'decide' | 'cancel' | 'clock' | 'tool_wait' | 'tool_resume'
 

@@ -1,10 +1,8 @@
 // The tool call as the API and the `tool_call.*` events show it (docs/tools-and-approvals.md, "Tools").
 import Type from 'typebox'
-import { Nullable, StringEnum, Timestamp, Uuid } from '../http/schemas.js'
-import { VIAS } from '../http/via.js'
-
-/** Characters of `output` in the list and in events; the model receives the whole (at most 64 KiB). */
-export const LISTED_OUTPUT_CHARS = 4000
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js'
+import { VIAS } from '../../http/via.js'
+import { LISTED_OUTPUT_CHARS } from '../limits.js'
 
 export const ToolCallSchema = Type.Object(
   {

@@ -2,11 +2,11 @@
 // transaction (store.ts lockRun) and builds the transition context every move of the state machine takes,
 // continuing the run's own trace whoever acts.
 import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
-import type { RunsConfig } from '../config.js'
+import type { Database } from '../../db/database.js'
+import type { RunsConfig } from '../../config.js'
 import type { Transition } from './machine.js'
-import { lockRun } from './store.js'
-import type { Run } from './schemas.js'
+import { lockRun } from '../store.js'
+import type { Run } from '../schemas.js'
 
 /**
  * Runs `work` on the locked run; undefined when there is no such run (or, given `workspaceId`, when it

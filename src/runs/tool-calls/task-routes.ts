@@ -4,14 +4,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import { notFound } from '../http/problem.js'
-import { Nullable, ProblemResponses, StringEnum, Uuid } from '../http/schemas.js'
-import type { TaskRow } from './store.js'
-import { toToolCall } from './tool-calls.js'
-import { ToolCallSchema } from './tool-calls-schemas.js'
-import { callTaskTool } from './tool-calls-task.js'
+import { notFound } from '../../http/problem.js'
+import { Nullable, ProblemResponses, StringEnum, Uuid } from '../../http/schemas.js'
+import type { TaskRow } from '../store.js'
+import { toToolCall } from './store.js'
+import { ToolCallSchema } from './schemas.js'
+import { callTaskTool } from './task.js'
+import { MAX_TOOL_NAME_IN_PATH, MAX_WAIT_SECONDS } from '../limits.js'
 
-const CallParams = Type.Object({ taskId: Uuid, name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+const CallParams = Type.Object({ taskId: Uuid, name: Type.String({ minLength: 1, maxLength: MAX_TOOL_NAME_IN_PATH }) }, { additionalProperties: false })
 const CallBody = Type.Object({ input: Type.Unknown({ description: 'the tool\'s input: a JSON object of at most 64 KiB' }) }, { additionalProperties: false, required: ['input'], title: 'TaskToolCall' })
 const Called = Type.Object(
   { callId: Uuid, status: StringEnum(['succeeded', 'failed']), output: Nullable(Type.String()), error: Nullable(Type.String()) },
@@ -22,7 +23,7 @@ const Waiting = Type.Object(
   { title: 'TaskToolCallWaiting' },
 )
 const ReadParams = Type.Object({ taskId: Uuid, callId: Uuid }, { additionalProperties: false })
-const ReadQuery = Type.Object({ waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 30, default: 0 })) }, { additionalProperties: false })
+const ReadQuery = Type.Object({ waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 })) }, { additionalProperties: false })
 const POLL_MS = 250
 
 export function taskToolRoutes(authenticate: (request: FastifyRequest) => Promise<void>): FastifyPluginAsyncTypebox {
@@ -55,7 +56,7 @@ export function taskToolRoutes(authenticate: (request: FastifyRequest) => Promis
         onRequest: async (request) => authenticate(request),
         schema: {
           operationId: 'getTaskToolCall', tags: ['tasks'], summary: 'Read a call of the task\'s tools, waiting up to waitSeconds for it to settle',
-          description: 'Answers as soon as the call is `succeeded`, `failed` or `denied`, or after `waitSeconds` (0–30) with the call as it is. The output is whole.',
+          description: `Answers as soon as the call is \`succeeded\`, \`failed\` or \`denied\`, or after \`waitSeconds\` (0–${MAX_WAIT_SECONDS}) with the call as it is. The output is whole.`,
           params: ReadParams, querystring: ReadQuery, response: { 200: ToolCallSchema, ...ProblemResponses },
         },
       },

@@ -1,8 +1,8 @@
 // The run engine's job handlers (its part of the task list, src/task-list.ts): start a queued run, deliver a
 // task, time a task out. Each acts in a transaction of its own on the locked run.
-import type { JobHandler, JobPayloads } from '../jobs/index.js'
+import type { JobHandler, JobPayloads } from '../../jobs/index.js'
 import { beginRun, runProblem } from './machine.js'
-import { deliverTask, settleTask } from './delivery.js'
+import { deliverTask, settleTask } from '../tasks/delivery.js'
 import { withLockedRun } from './locked.js'
 import { DELIVER_TASK_JOB, START_JOB, TIMEOUT_JOB } from './jobs.js'
 
