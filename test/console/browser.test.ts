@@ -147,7 +147,9 @@ test('the console in Chromium', async (t) => {
       t.after(close)
       const current = () => page
       // Screenshots from the first database's run (both would show the same pages).
-      const shots = dialect === browserDialects()[0]
+      // Every page's picture in both themes, on one database, when asked for (they cost the browser a full-page
+      // render each): TANDEM_TEST_SCREENSHOTS=1, or TANDEM_UPDATE_SCREENSHOT=1 to refresh the docs' pictures too.
+      const shots = dialect === browserDialects()[0] && (process.env.TANDEM_TEST_SCREENSHOTS === '1' || process.env.TANDEM_UPDATE_SCREENSHOT === '1')
       let streamId = ''
 
       await step(t, current, `${dialect} streams: create one with the keyboard alone`, async () => {

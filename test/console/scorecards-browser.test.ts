@@ -1,7 +1,7 @@
 // The Scorecards pages in real Chromium against a real Tandem with a history of decisions: the table of agent
 // scorecards (sortable column header buttons with aria-sort, a chart per row), the filters and the CSV button, the
 // detail with its series charts and its table by cycle and phase; axe-core in both themes; no CSP violation and no
-// request to another origin. Screenshots go to test-results/console/ (docs/scorecards.png is one of them).
+// request to another origin. With TANDEM_TEST_SCREENSHOTS=1 (or TANDEM_UPDATE_SCREENSHOT=1) screenshots go to test-results/console/ (docs/scorecards.png is one of them).
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
@@ -30,6 +30,7 @@ async function checkBothThemes(page: Page, where: string, shot: string) {
   for (const theme of ['light', 'dark']) {
     await page.evaluate((t) => { (globalThis as any).document.documentElement.dataset.theme = t }, theme)
     await assertAccessible(page, `${where} (${theme} theme)`)
+    if (process.env.TANDEM_TEST_SCREENSHOTS !== '1' && process.env.TANDEM_UPDATE_SCREENSHOT !== '1') continue
     mkdirSync(ARTEFACTS, { recursive: true })
     await page.screenshot({ path: `${ARTEFACTS}/${shot}-${theme}.png`, fullPage: true })
   }
