@@ -26,13 +26,21 @@ async function json(app: FastifyInstance, method: 'GET' | 'POST', url: string, b
 
 const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)]!
 
-async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<string[]> {
+async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<{ agents: string[]; streamId: string; cycleId: string }> {
   const db = app.database.db
   const workspaceId = (await json(app, 'GET', '/api/me')).workspaceId
   const agents: string[] = []
   for (let i = 0; i < AGENTS; i++) agents.push((await json(app, 'POST', '/api/agents', { name: `Agent ${i}`, providerType: 'custom_token_only' })).id)
-  const streams = Array.from({ length: 5 }, () => randomUUID())
-  const cycles = Array.from({ length: 20 }, () => ({ id: randomUUID(), phases: [randomUUID(), randomUUID(), randomUUID()] }))
+  // Real streams and cycles (the filters answer 404 for ids not in the workspace): 5 streams of 4 cycles of 3 phases.
+  const streams: string[] = []
+  for (let i = 0; i < 5; i++) streams.push((await json(app, 'POST', '/api/streams', { name: `Stream ${i}` })).id)
+  const cycles: Array<{ id: string; streamId: string; phases: string[] }> = []
+  for (let i = 0; i < 20; i++) {
+    const streamId = streams[i % streams.length]!
+    const phases = [randomUUID(), randomUUID(), randomUUID()]
+    const phasesTemplate = phases.map((id, p) => ({ id, agentId: agents[(i * 3 + p) % agents.length], goal: 'g', instructions: 'i', autoAdvance: p === 1, phaseName: `Phase ${p}`, operatorPool: ['maria'] }))
+    cycles.push({ id: (await json(app, 'POST', `/api/cycles/streams/${streamId}/cycles`, { triggerName: `bench ${i}`, description: 'bench', phasesTemplate })).id, streamId, phases })
+  }
   const now = Date.now()
   let phases: InsightPhaseRunTable[] = []
   let waits: InsightWaitTable[] = []
@@ -48,7 +56,7 @@ async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<st
   }
   for (let r = 0; r < RUNS; r++) {
     const cycle = pick(cycles)
-    const streamId = streams[r % streams.length]!
+    const streamId = cycle.streamId
     const runStart = now - Math.random() * 90 * DAY
     for (let p = 0; p < 3; p++) {
       const gated = p !== 1
@@ -79,7 +87,7 @@ async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<st
   await db.transaction().execute(async (trx) => backfillAgentDays(trx))
   await sql`analyze`.execute(db)
   if (databaseIsSqlite) await sql`pragma wal_checkpoint(truncate)`.execute(db)
-  return agents
+  return { agents, streamId: streams[0]!, cycleId: cycles[0]!.id }
 }
 
 async function timed(app: FastifyInstance, url: string): Promise<{ p50: number; p95: number; rows: number }> {
@@ -101,13 +109,17 @@ async function measure(label: string, databaseUrl: string): Promise<void> {
   await app.ready()
   try {
     const seeding = performance.now()
-    const agents = await seed(app, databaseUrl.startsWith('sqlite:'))
+    const { agents, streamId, cycleId } = await seed(app, databaseUrl.startsWith('sqlite:'))
     console.log(`${label}: seeded ${RUNS} runs × 3 phases, ${AGENTS} agents, 90 days in ${((performance.now() - seeding) / 1000).toFixed(1)} s`)
     const from90 = new Date(Date.now() - 90 * DAY).toISOString()
     const results = {
       'list, 30 days': await timed(app, '/api/insights/agents?limit=100'),
       'list, 90 days': await timed(app, `/api/insights/agents?limit=100&from=${from90}`),
       'detail, 90 days': await timed(app, `/api/insights/agents/${agents[0]}?from=${from90}`),
+      'list, 30 days, one stream': await timed(app, `/api/insights/agents?limit=100&streamId=${streamId}`),
+      'list, 30 days, one cycle': await timed(app, `/api/insights/agents?limit=100&cycleId=${cycleId}`),
+      'detail, 72 hours (hourly)': await timed(app, `/api/insights/agents/${agents[0]}?bucket=hour&from=${new Date(Date.now() - 3 * DAY).toISOString()}`),
+      'detail, 40 days hourly, one stream': await timed(app, `/api/insights/agents/${agents[0]}?bucket=hour&from=${new Date(Date.now() - 40 * DAY).toISOString()}&streamId=${streamId}`),
     }
     for (const [name, r] of Object.entries(results)) console.log(`${label}: ${name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.rows} rows)`)
   } finally {
