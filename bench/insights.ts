@@ -1,8 +1,10 @@
 // `npm run bench:insights`: the scorecards at scale. BENCH_RUNS runs (default 100,000) × 3 phases over 90 days and
-// BENCH_AGENTS agents (default 50), their rollup rows (a phase run each, an ended wait per decision, and the day
-// rows summing them) as the engine writes them, then BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days, the list
-// over 90 days, and one agent's detail over 90 days (day buckets, breakdown). p50 and p95 per call. SQLite in a
-// temporary file; PostgreSQL too with BENCH_POSTGRES_URL (a fresh database). A benchmark, not a test.
+// BENCH_AGENTS agents (default 50), in 5 streams of 4 cycles each, their rollup rows (a phase run each, an ended
+// wait per decision, and the day, hour and stream-or-cycle rows summing them) as the engine writes them, then
+// BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days and over 90 days, one agent's detail
+// over 90 days (day buckets, breakdown), the 30-day list filtered by a stream and by a cycle, one agent's hourly
+// detail over 72 hours, and over 40 days filtered by a stream. p50 and p95 per call. SQLite in a temporary file;
+// PostgreSQL too with BENCH_POSTGRES_URL (a fresh database). A benchmark, not a test.
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
@@ -10,6 +12,7 @@ import { onEachDatabase, percentile } from './each-database.js'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { backfillAgentDays } from '../src/db/migrations/0125_insight_agent_days.js'
+import { backfillRollupDimensions } from '../src/db/migrations/0137_insight_rollup_dimensions.js'
 import type { InsightPhaseRunTable, InsightWaitTable } from '../src/insights/insights.table.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 100_000)
@@ -83,8 +86,12 @@ async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<{ 
     if ((r + 1) % 10_000 === 0) await flush()
   }
   await flush()
-  // The day rollups the engine keeps by deltas, made at once here (the same sums: test/insights/day-rollups.test.ts).
-  await db.transaction().execute(async (trx) => backfillAgentDays(trx))
+  // The day, hour and stream-or-cycle rollups the engine keeps by deltas, made at once here as the migrations make
+  // them (the same sums: test/insights/day-rollups.test.ts, test/insights/rollup-dimensions.test.ts).
+  await db.transaction().execute(async (trx) => {
+    await backfillAgentDays(trx)
+    await backfillRollupDimensions(trx)
+  })
   await sql`analyze`.execute(db)
   if (databaseIsSqlite) await sql`pragma wal_checkpoint(truncate)`.execute(db)
   return { agents, streamId: streams[0]!, cycleId: cycles[0]!.id }
