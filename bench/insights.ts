@@ -1,8 +1,10 @@
 // `npm run bench:insights`: the scorecards at scale. BENCH_RUNS runs (default 100,000) × 3 phases over 90 days and
-// BENCH_AGENTS agents (default 50), their rollup rows (a phase run each, an ended wait per decision, and the day
-// rows summing them) as the engine writes them, then BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days, the list
-// over 90 days, and one agent's detail over 90 days (day buckets, breakdown). p50 and p95 per call. SQLite in a
-// temporary file; PostgreSQL too with BENCH_POSTGRES_URL (a fresh database). A benchmark, not a test.
+// BENCH_AGENTS agents (default 50), in 5 streams of 4 cycles each, their rollup rows (a phase run each, an ended
+// wait per decision, and the day, hour and stream-or-cycle rows summing them) as the engine writes them, then
+// BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days and over 90 days, one agent's detail
+// over 90 days (day buckets, breakdown), the 30-day list filtered by a stream and by a cycle, one agent's hourly
+// detail over 72 hours, and over 40 days filtered by a stream. p50 and p95 per call. SQLite in a temporary file;
+// PostgreSQL too with BENCH_POSTGRES_URL (a fresh database). A benchmark, not a test.
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
@@ -10,6 +12,7 @@ import { onEachDatabase, percentile } from './each-database.js'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { backfillAgentDays } from '../src/db/migrations/0125_insight_agent_days.js'
+import { backfillRollupDimensions } from '../src/db/migrations/0137_insight_rollup_dimensions.js'
 import type { InsightPhaseRunTable, InsightWaitTable } from '../src/insights/insights.table.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 100_000)
@@ -26,13 +29,21 @@ async function json(app: FastifyInstance, method: 'GET' | 'POST', url: string, b
 
 const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)]!
 
-async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<string[]> {
+async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<{ agents: string[]; streamId: string; cycleId: string }> {
   const db = app.database.db
   const workspaceId = (await json(app, 'GET', '/api/me')).workspaceId
   const agents: string[] = []
   for (let i = 0; i < AGENTS; i++) agents.push((await json(app, 'POST', '/api/agents', { name: `Agent ${i}`, providerType: 'custom_token_only' })).id)
-  const streams = Array.from({ length: 5 }, () => randomUUID())
-  const cycles = Array.from({ length: 20 }, () => ({ id: randomUUID(), phases: [randomUUID(), randomUUID(), randomUUID()] }))
+  // Real streams and cycles (the filters answer 404 for ids not in the workspace): 5 streams of 4 cycles of 3 phases.
+  const streams: string[] = []
+  for (let i = 0; i < 5; i++) streams.push((await json(app, 'POST', '/api/streams', { name: `Stream ${i}` })).id)
+  const cycles: Array<{ id: string; streamId: string; phases: string[] }> = []
+  for (let i = 0; i < 20; i++) {
+    const streamId = streams[i % streams.length]!
+    const phases = [randomUUID(), randomUUID(), randomUUID()]
+    const phasesTemplate = phases.map((id, p) => ({ id, agentId: agents[(i * 3 + p) % agents.length], goal: 'g', instructions: 'i', autoAdvance: p === 1, phaseName: `Phase ${p}`, operatorPool: ['maria'] }))
+    cycles.push({ id: (await json(app, 'POST', `/api/cycles/streams/${streamId}/cycles`, { triggerName: `bench ${i}`, description: 'bench', phasesTemplate })).id, streamId, phases })
+  }
   const now = Date.now()
   let phases: InsightPhaseRunTable[] = []
   let waits: InsightWaitTable[] = []
@@ -48,7 +59,7 @@ async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<st
   }
   for (let r = 0; r < RUNS; r++) {
     const cycle = pick(cycles)
-    const streamId = streams[r % streams.length]!
+    const streamId = cycle.streamId
     const runStart = now - Math.random() * 90 * DAY
     for (let p = 0; p < 3; p++) {
       const gated = p !== 1
@@ -75,11 +86,15 @@ async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<st
     if ((r + 1) % 10_000 === 0) await flush()
   }
   await flush()
-  // The day rollups the engine keeps by deltas, made at once here (the same sums: test/insights/day-rollups.test.ts).
-  await db.transaction().execute(async (trx) => backfillAgentDays(trx))
+  // The day, hour and stream-or-cycle rollups the engine keeps by deltas, made at once here as the migrations make
+  // them (the same sums: test/insights/day-rollups.test.ts, test/insights/rollup-dimensions.test.ts).
+  await db.transaction().execute(async (trx) => {
+    await backfillAgentDays(trx)
+    await backfillRollupDimensions(trx)
+  })
   await sql`analyze`.execute(db)
   if (databaseIsSqlite) await sql`pragma wal_checkpoint(truncate)`.execute(db)
-  return agents
+  return { agents, streamId: streams[0]!, cycleId: cycles[0]!.id }
 }
 
 async function timed(app: FastifyInstance, url: string): Promise<{ p50: number; p95: number; rows: number }> {
@@ -101,13 +116,17 @@ async function measure(label: string, databaseUrl: string): Promise<void> {
   await app.ready()
   try {
     const seeding = performance.now()
-    const agents = await seed(app, databaseUrl.startsWith('sqlite:'))
+    const { agents, streamId, cycleId } = await seed(app, databaseUrl.startsWith('sqlite:'))
     console.log(`${label}: seeded ${RUNS} runs × 3 phases, ${AGENTS} agents, 90 days in ${((performance.now() - seeding) / 1000).toFixed(1)} s`)
     const from90 = new Date(Date.now() - 90 * DAY).toISOString()
     const results = {
       'list, 30 days': await timed(app, '/api/insights/agents?limit=100'),
       'list, 90 days': await timed(app, `/api/insights/agents?limit=100&from=${from90}`),
       'detail, 90 days': await timed(app, `/api/insights/agents/${agents[0]}?from=${from90}`),
+      'list, 30 days, one stream': await timed(app, `/api/insights/agents?limit=100&streamId=${streamId}`),
+      'list, 30 days, one cycle': await timed(app, `/api/insights/agents?limit=100&cycleId=${cycleId}`),
+      'detail, 72 hours (hourly)': await timed(app, `/api/insights/agents/${agents[0]}?bucket=hour&from=${new Date(Date.now() - 3 * DAY).toISOString()}`),
+      'detail, 40 days hourly, one stream': await timed(app, `/api/insights/agents/${agents[0]}?bucket=hour&from=${new Date(Date.now() - 40 * DAY).toISOString()}&streamId=${streamId}`),
     }
     for (const [name, r] of Object.entries(results)) console.log(`${label}: ${name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.rows} rows)`)
   } finally {

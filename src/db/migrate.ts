@@ -35,6 +35,7 @@ import * as insights from './migrations/0095_insights.js'
 import * as messageStreamLength from './migrations/0130_message_stream_length.js'
 import * as insightAgentDays from './migrations/0125_insight_agent_days.js'
 import * as a2aPush from './migrations/0135_a2a_push.js'
+import * as insightRollupDimensions from './migrations/0137_insight_rollup_dimensions.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '0130_message_stream_length': messageStreamLength,
   '0125_insight_agent_days': insightAgentDays,
   '0135_a2a_push': a2aPush,
+  '0137_insight_rollup_dimensions': insightRollupDimensions,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

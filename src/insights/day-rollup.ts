@@ -1,7 +1,8 @@
-// The day rollups (docs/insights.md): per workspace, agent and UTC day of the phase runs' start, the sums of the
-// per-phase-run rows and the decision times of the ended waits. The engine keeps them by deltas in the same
-// transaction as the rows they sum: a phase run's new row minus its old one, added to its day (an upsert that
-// adds, so concurrent runs of one agent never lose each other's counts), and each ended wait's time appended.
+// The summed rollups (docs/insights.md): the sums of the per-phase-run rows and the decision times of the ended
+// waits per workspace, agent and UTC day of the phase runs' start; per agent and UTC hour; and per stream or
+// cycle, UTC day and agent. The engine keeps them by deltas in the same transaction as the rows they sum: a phase
+// run's new row minus its old one, added to its rows (an upsert that adds, so concurrent runs of one agent never
+// lose each other's counts), and each ended wait's time appended.
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { InsightAgentDayTable, InsightPhaseRunTable } from './insights.table.js'
@@ -46,38 +47,65 @@ export function dayContribution(row: InsightPhaseRunTable): DayDelta {
   }
 }
 
-const dayOf = (row: InsightPhaseRunTable) => row.started_at.slice(0, 10)
-const negate = (delta: DayDelta) => Object.fromEntries(SUMMED.map((c) => [c, -delta[c]])) as DayDelta
+/** A rollup the engine keeps by deltas, and the rows of it a per-phase-run row counts in (by their keys). */
+interface Rollup {
+  table: 'insight_agent_days' | 'insight_agent_hours' | 'insight_scope_days'
+  keys: string[]
+  rowsOf(row: RollupKey): Array<Record<string, string>>
+}
 
-/** Moves a phase run's contribution from its old row (none when new) to its new one. */
+/** What places a per-phase-run or wait row in the rollups. */
+type RollupKey = Pick<InsightPhaseRunTable, 'workspace_id' | 'agent_id' | 'started_at' | 'stream_id' | 'cycle_id'>
+
+const ROLLUPS: Rollup[] = [
+  { table: 'insight_agent_days', keys: ['workspace_id', 'agent_id', 'day'], rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, day: r.started_at.slice(0, 10) }] },
+  { table: 'insight_agent_hours', keys: ['workspace_id', 'agent_id', 'hour'], rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, hour: r.started_at.slice(0, 13) }] },
+  {
+    table: 'insight_scope_days',
+    keys: ['workspace_id', 'scope', 'day', 'agent_id'],
+    rowsOf: (r) => ['stream:' + r.stream_id, 'cycle:' + r.cycle_id].map((scope) => ({ workspace_id: r.workspace_id, scope, day: r.started_at.slice(0, 10), agent_id: r.agent_id })),
+  },
+]
+
+const negate = (delta: DayDelta) => Object.fromEntries(SUMMED.map((c) => [c, -delta[c]])) as DayDelta
+const ZERO = Object.fromEntries(SUMMED.map((c) => [c, 0])) as DayDelta
+
+/** Moves a phase run's contribution from its old row (none when new) to its new one, in every rollup. */
 export async function phaseRowMoved(db: Kysely<Database>, old: InsightPhaseRunTable | undefined, row: InsightPhaseRunTable): Promise<void> {
   const now = dayContribution(row)
-  if (!old) return addToDay(db, row.workspace_id, row.agent_id, dayOf(row), now, '')
-  const was = dayContribution(old)
-  if (old.agent_id !== row.agent_id || dayOf(old) !== dayOf(row)) {
-    await addToDay(db, old.workspace_id, old.agent_id, dayOf(old), negate(was), '')
-    return addToDay(db, row.workspace_id, row.agent_id, dayOf(row), now, '')
+  const was = old && dayContribution(old)
+  const delta = was && (Object.fromEntries(SUMMED.map((c) => [c, now[c] - was[c]])) as DayDelta)
+  for (const rollup of ROLLUPS) {
+    const rows = rollup.rowsOf(row)
+    if (!old || !was || !delta) {
+      await addTo(db, rollup, rows, now, '')
+      continue
+    }
+    const oldRows = rollup.rowsOf(old)
+    if (JSON.stringify(oldRows) !== JSON.stringify(rows)) {
+      await addTo(db, rollup, oldRows, negate(was), '')
+      await addTo(db, rollup, rows, now, '')
+    } else if (SUMMED.some((c) => delta[c] !== 0)) {
+      await addTo(db, rollup, rows, delta, '')
+    }
   }
-  const delta = Object.fromEntries(SUMMED.map((c) => [c, now[c] - was[c]])) as DayDelta
-  if (SUMMED.every((c) => delta[c] === 0)) return
-  await addToDay(db, row.workspace_id, row.agent_id, dayOf(row), delta, '')
 }
 
-/** A decision time (ms) of a wait of a phase run that started on `startedAt`'s day. */
-export async function decisionTimeAdded(db: Kysely<Database>, key: { workspace_id: string; agent_id: string; started_at: string }, ms: number): Promise<void> {
-  const zero = Object.fromEntries(SUMMED.map((c) => [c, 0])) as DayDelta
-  await addToDay(db, key.workspace_id, key.agent_id, key.started_at.slice(0, 10), zero, `${ms},`)
+/** A decision time (ms) of a wait of the phase run the key places (its agent, start, stream and cycle). */
+export async function decisionTimeAdded(db: Kysely<Database>, key: RollupKey, ms: number): Promise<void> {
+  for (const rollup of ROLLUPS) await addTo(db, rollup, rollup.rowsOf(key), ZERO, `${ms},`)
 }
 
-async function addToDay(db: Kysely<Database>, workspaceId: string, agentId: string, day: string, delta: DayDelta, samples: string): Promise<void> {
+async function addTo(db: Kysely<Database>, rollup: Rollup, rows: Array<Record<string, string>>, delta: DayDelta, samples: string): Promise<void> {
+  const column = (c: string) => sql`${sql.ref(`${rollup.table}.${c}`)}`
   await db
-    .insertInto('insight_agent_days')
-    .values({ workspace_id: workspaceId, agent_id: agentId, day, ...delta, decision_samples: samples })
+    .insertInto(rollup.table)
+    .values(rows.map((keys) => ({ ...keys, ...delta, decision_samples: samples })) as never)
     .onConflict((oc) =>
-      oc.columns(['workspace_id', 'agent_id', 'day']).doUpdateSet({
-        ...(Object.fromEntries(SUMMED.map((c) => [c, sql`insight_agent_days.${sql.ref(c)} + excluded.${sql.ref(c)}`])) as Record<Summed, never>),
-        decision_samples: sql`insight_agent_days.decision_samples || excluded.decision_samples`,
-      }),
+      oc.columns(rollup.keys as never).doUpdateSet({
+        ...(Object.fromEntries(SUMMED.map((c) => [c, sql`${column(c)} + excluded.${sql.ref(c)}`])) as Record<Summed, never>),
+        decision_samples: sql`${column('decision_samples')} || excluded.decision_samples`,
+      } as never),
     )
     .execute()
 }

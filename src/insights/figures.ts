@@ -1,9 +1,9 @@
 // The scorecard figures (docs/insights.md), summed from the rollup tables whatever the grouping: per agent (the
-// list), per time bucket (a series) or per cycle and phase (a breakdown). The whole UTC days of an unfiltered
-// window's list or day series are read from the day rollups (a row per agent and day); its partial days at either
-// end, hours, breakdowns and stream or cycle filters from the per-phase-run rows — the same sums either way, so
-// the figures do not depend on which was read. Decision times leave the database as their samples and are ranked
-// here.
+// list), per time bucket (a series) or per cycle and phase (a breakdown). A window's whole UTC days (or hours, for
+// an unfiltered hourly series) are read from the summed rollups (a row per agent and day, per agent and hour, or
+// per stream or cycle, day and agent); its partial periods at either end, breakdowns and the rest from the
+// per-phase-run rows — the same sums either way, so the figures do not depend on which was read. Decision times
+// leave the database as their samples and are ranked here.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
@@ -41,6 +41,7 @@ const KEYS: Record<Grouping, RawBuilder<unknown>[]> = {
   cyclePhase: [sql`cycle_id`, sql`phase_id`],
 }
 
+const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000
 const usd = (value: number) => Math.round(value * 1e9) / 1e9
 const n = (value: unknown) => Number(value ?? 0)
@@ -58,11 +59,11 @@ const SUMS = [
   'tool_denied', 'tool_failed', 'questions', 'input_tokens', 'output_tokens', 'cost', 'priced', 'gated_cost', 'gated_priced', 'run_failed',
 ] as const
 
-/** A group's sums, from either table; `samples` the decision times (ms) of its waits people ended. */
-type Sums = Record<(typeof SUMS)[number], number> & { samples: number[]; triggerName: string; phaseName: string }
-
-/** Samples as the database joins them: each followed by a comma. */
-const samplesOf = (joined: string | null): number[] => (joined ? joined.split(',').slice(0, -1).map(Number) : [])
+/**
+ * A group's sums, from any table; `samples` the decision times (ms) of its waits people ended, as the database
+ * joined them (each followed by a comma), parsed only when the group's figures are made.
+ */
+export type Sums = Record<(typeof SUMS)[number], number> & { samples: string[]; triggerName: string; phaseName: string }
 
 function joinSamples(db: Kysely<Database>, expression: RawBuilder<unknown>, decisionMs: boolean): RawBuilder<string | null> {
   if (sqliteDriverOf(db)) return sql`group_concat(${decisionMs ? sql`${expression} || ','` : expression}, '')`
@@ -90,23 +91,48 @@ async function rowSums(db: Kysely<Database>, scope: Scope, grouping: Grouping): 
     from insight_phase_runs where ${where(scope)} group by ${groupBy}`.execute(db)
   const waits = await sql<{ key: string; samples: string | null }>`select ${key} as key, ${joinSamples(db, sql`decision_ms`, true)} as samples
     from insight_waits where ${where(scope)} and decision_ms is not null group by ${groupBy}`.execute(db)
-  const samples = new Map(waits.rows.map((row) => [row.key, samplesOf(row.samples)]))
-  return new Map(rows.map((row) => [row.key, sumsOf(row, samples.get(row.key) ?? [], row.trigger_name ?? '', row.phase_name ?? '')]))
+  const samples = new Map(waits.rows.map((row) => [row.key, row.samples]))
+  return new Map(rows.map((row) => [row.key, sumsOf(row, samples.get(row.key) ?? null, row.trigger_name ?? '', row.phase_name ?? '')]))
 }
 
-/** The sums of the day rollups of the days `[fromDay, toDay)` in scope (no stream or cycle filter), per agent or day. */
-async function daySums(db: Kysely<Database>, scope: Scope, fromDay: string, toDay: string, grouping: 'agent' | 'day'): Promise<Map<string, Sums>> {
-  const key = grouping === 'agent' ? sql`agent_id` : sql`day`
+/** A summed rollup (day-rollup.ts) a grouping can read its whole periods from: its table, period and scope. */
+interface RollupSource {
+  table: 'insight_agent_days' | 'insight_agent_hours' | 'insight_scope_days'
+  period: 'day' | 'hour'
+  scope?: string
+}
+
+/**
+ * The rollup a scope and grouping read their whole periods from, if any: the day rollups per agent unfiltered,
+ * per stream or cycle when filtered by one; the hour rollups for an unfiltered hourly series. Nothing for the
+ * breakdown (per cycle and phase), a hourly series filtered by stream or cycle, or a filter on both at once:
+ * those read the per-phase-run rows, from the index by agent for one agent's detail.
+ */
+function rollupFor(scope: Scope, grouping: Grouping): RollupSource | null {
+  const filtered = scope.streamId !== undefined || scope.cycleId !== undefined
+  if (grouping === 'cyclePhase') return null
+  if (grouping === 'hour') return filtered ? null : { table: 'insight_agent_hours', period: 'hour' }
+  if (scope.streamId && scope.cycleId) return null
+  if (scope.streamId) return { table: 'insight_scope_days', period: 'day', scope: `stream:${scope.streamId}` }
+  if (scope.cycleId) return { table: 'insight_scope_days', period: 'day', scope: `cycle:${scope.cycleId}` }
+  return { table: 'insight_agent_days', period: 'day' }
+}
+
+/** The sums of a rollup's periods `[from, to)` in scope, per agent or period. */
+async function rollupSums(db: Kysely<Database>, scope: Scope, source: RollupSource, from: string, to: string, grouping: Grouping): Promise<Map<string, Sums>> {
+  const period = sql.ref(source.period)
+  const key = grouping === 'agent' ? sql`agent_id` : period
   const agent = scope.agentId ? sql` and agent_id = ${scope.agentId}` : sql``
+  const scoped = source.scope ? sql` and scope = ${source.scope}` : sql``
   const { rows } = await sql<Record<string, unknown> & { key: string; samples: string | null }>`select ${key} as key,
       ${sql.join(SUMS.map((column) => sql`sum(${sql.ref(column)}) as ${sql.ref(column)}`))}, ${joinSamples(db, sql`decision_samples`, false)} as samples
-    from insight_agent_days where workspace_id = ${scope.workspaceId} and day >= ${fromDay} and day < ${toDay}${agent}
+    from ${sql.table(source.table)} where workspace_id = ${scope.workspaceId}${scoped} and ${period} >= ${from} and ${period} < ${to}${agent}
     group by ${key} having sum(phase_runs) > 0`.execute(db)
-  return new Map(rows.map((row) => [row.key, sumsOf(row, samplesOf(row.samples), '', '')]))
+  return new Map(rows.map((row) => [row.key, sumsOf(row, row.samples, '', '')]))
 }
 
-function sumsOf(row: Record<string, unknown>, samples: number[], triggerName: string, phaseName: string): Sums {
-  return { ...(Object.fromEntries(SUMS.map((column) => [column, n(row[column])])) as Record<(typeof SUMS)[number], number>), samples, triggerName, phaseName }
+function sumsOf(row: Record<string, unknown>, samples: string | null, triggerName: string, phaseName: string): Sums {
+  return { ...(Object.fromEntries(SUMS.map((column) => [column, n(row[column])])) as Record<(typeof SUMS)[number], number>), samples: samples ? [samples] : [], triggerName, phaseName }
 }
 
 function addSums(into: Map<string, Sums>, from: Map<string, Sums>): void {
@@ -117,41 +143,84 @@ function addSums(into: Map<string, Sums>, from: Map<string, Sums>): void {
       continue
     }
     for (const column of SUMS) had[column] += sums[column]
-    for (const sample of sums.samples) had.samples.push(sample)
+    had.samples.push(...sums.samples)
   }
 }
 
-/**
- * Where a window's sums come from: for the list and the day series without a stream or cycle filter, its whole
- * UTC days from the day rollups and the partial days at its ends from the per-phase-run rows; else all of it from
- * the per-phase-run rows.
- */
-export function sourcesOf(scope: Scope, grouping: Grouping): { days: { from: string; to: string } | null; rows: Array<{ from: string; to: string }> } {
-  const from = Date.parse(scope.from)
-  const to = Date.parse(scope.to)
-  const firstWhole = Math.ceil(from / DAY_MS) * DAY_MS
-  const endWhole = Math.floor(to / DAY_MS) * DAY_MS
-  if ((grouping !== 'agent' && grouping !== 'day') || scope.streamId || scope.cycleId || firstWhole >= endWhole) return { days: null, rows: [{ from: scope.from, to: scope.to }] }
-  const iso = (ms: number) => new Date(ms).toISOString()
-  const rows = [...(from < firstWhole ? [{ from: scope.from, to: iso(firstWhole) }] : []), ...(endWhole < to ? [{ from: iso(endWhole), to: scope.to }] : [])]
-  return { days: { from: iso(firstWhole).slice(0, 10), to: iso(endWhole).slice(0, 10) }, rows }
+/** The sums of every group together (one agent's row from its series' buckets, which split its window). */
+export function totalOf(groups: Iterable<Sums>): Sums | undefined {
+  const total = new Map<string, Sums>()
+  for (const sums of groups) addSums(total, new Map([['', { ...sums, samples: [...sums.samples] }]]))
+  return total.get('')
 }
 
-/** The figures of every group with a counted phase run in scope, by the group's key (its columns joined by `/`). */
-export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Grouping): Promise<Map<string, Figures & { triggerName: string; phaseName: string }>> {
+/**
+ * Where a window's sums come from: its whole periods (UTC days or hours) from the rollup the scope and grouping
+ * read (rollupFor), the partial periods at its ends from the per-phase-run rows; all of it from those rows when
+ * there is no such rollup or no whole period.
+ */
+export function sourcesOf(scope: Scope, grouping: Grouping): { rollup: (RollupSource & { from: string; to: string }) | null; rows: Array<{ from: string; to: string }> } {
+  const source = rollupFor(scope, grouping)
+  const size = source?.period === 'hour' ? HOUR_MS : DAY_MS
+  const from = Date.parse(scope.from)
+  const to = Date.parse(scope.to)
+  const firstWhole = Math.ceil(from / size) * size
+  const endWhole = Math.floor(to / size) * size
+  if (!source || firstWhole >= endWhole) return { rollup: null, rows: [{ from: scope.from, to: scope.to }] }
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const rows = [...(from < firstWhole ? [{ from: scope.from, to: iso(firstWhole) }] : []), ...(endWhole < to ? [{ from: iso(endWhole), to: scope.to }] : [])]
+  const length = source.period === 'hour' ? 13 : 10
+  return { rollup: { ...source, from: iso(firstWhole).slice(0, length), to: iso(endWhole).slice(0, length) }, rows }
+}
+
+/** The sums of every group with a counted phase run in scope, by the group's key (its columns joined by `/`). */
+export async function sumsBy(db: Kysely<Database>, scope: Scope, grouping: Grouping): Promise<Map<string, Sums>> {
   const sources = sourcesOf(scope, grouping)
   const sums = new Map<string, Sums>()
-  if (sources.days) addSums(sums, await daySums(db, scope, sources.days.from, sources.days.to, grouping as 'agent' | 'day'))
+  if (sources.rollup) addSums(sums, await rollupSums(db, scope, sources.rollup, sources.rollup.from, sources.rollup.to, grouping))
   for (const part of sources.rows) addSums(sums, await rowSums(db, { ...scope, ...part }, grouping))
+  return sums
+}
+
+/** The figures of every group with a counted phase run in scope, by the group's key. */
+export async function figuresBy(db: Kysely<Database>, scope: Scope, grouping: Grouping): Promise<Map<string, Figures & { triggerName: string; phaseName: string }>> {
   const result = new Map<string, Figures & { triggerName: string; phaseName: string }>()
-  for (const [key, row] of sums) result.set(key, { ...figuresOf(row), triggerName: row.triggerName, phaseName: row.phaseName })
+  for (const [key, row] of await sumsBy(db, scope, grouping)) result.set(key, { ...figuresOf(row), triggerName: row.triggerName, phaseName: row.phaseName })
   return result
+}
+
+/**
+ * The decision times of joined samples ("5200,64000,"), sorted. Read digit by digit into one typed array: a
+ * 30-day list holds tens of thousands, and a string and a number object each would cost more than the query.
+ */
+export function sortedSamples(joined: string[]): Float64Array {
+  let count = 0
+  for (const text of joined) for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 44) count++
+  const values = new Float64Array(count)
+  let k = 0
+  for (const text of joined) {
+    let value = 0
+    let start = 0
+    let digits = true
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i)
+      if (code === 44) {
+        // Anything but digits (a decimal point, a sign) is read by Number, which the digits agree with.
+        values[k++] = digits ? value : Number(text.slice(start, i))
+        value = 0
+        start = i + 1
+        digits = true
+      } else if (code >= 48 && code <= 57) value = value * 10 + (code - 48)
+      else digits = false
+    }
+  }
+  return values.sort()
 }
 
 /** A group's figures from its sums. */
 export function figuresOf(row: Sums): Figures {
   const { approved, rejected } = row
-  const samples = row.samples.sort((a, b) => a - b)
+  const samples = sortedSamples(row.samples)
   return {
     phasesAnswered: row.answered,
     decisions: { approved, revised: row.revised, rejected, expired: row.expired, overridden: row.overridden },
@@ -168,7 +237,7 @@ export function figuresOf(row: Sums): Figures {
 }
 
 /** Nearest rank: sorted x₁…xₙ, pₖ = x⌈k·n/100⌉ (integer arithmetic, so no rounding moves a rank). */
-export function nearestRank(sorted: number[], k: number): number {
+export function nearestRank(sorted: ArrayLike<number>, k: number): number {
   return sorted[Math.ceil((k * sorted.length) / 100) - 1]!
 }
 

@@ -83,3 +83,12 @@ export interface InsightAgentDayTable {
   /** The decision times (ms) of the day's waits a person ended, each followed by a comma. */
   decision_samples: string
 }
+
+/** The same sums per agent and UTC `hour` (YYYY-MM-DDTHH) of the phase runs' start: the hourly series' whole hours. */
+export type InsightAgentHourTable = Omit<InsightAgentDayTable, 'day'> & { hour: string }
+
+/**
+ * The same sums per `scope` (`stream:<id>` or `cycle:<id>`: a phase run counts in its run's stream's and its
+ * cycle's), UTC day and agent: the whole days of a list or daily series filtered by a stream or a cycle.
+ */
+export type InsightScopeDayTable = InsightAgentDayTable & { scope: string }

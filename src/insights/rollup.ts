@@ -1,8 +1,8 @@
 // The scorecard rollups, kept by the run engine in the transaction of the change that moves them: machine.ts
 // persistRun notes the waits open before it writes (their start lives in the phase's deadlines and toolWaits,
 // which the clocks clear), then rewrites the rollup row of every phase run the change moved and adds the wait it
-// ended (the tool-call counts are subqueries over tool_calls' run index), and adds the difference to the agent's
-// day rollup (day-rollup.ts). It also tells the metrics and the traces (events.ts) of the decisions, ended waits,
+// ended (the tool-call counts are subqueries over tool_calls' run index), and adds the difference to the summed
+// rollups per day, hour and stream or cycle (day-rollup.ts). It also tells the metrics and the traces (events.ts) of the decisions, ended waits,
 // settled tasks and finished runs.
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
 import type { Database } from '../db/database.js'

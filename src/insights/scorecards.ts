@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { AppError, notFound, type FieldError } from '../http/problem.js'
-import { EMPTY_FIGURES, figuresBy, type Figures, type Scope } from './figures.js'
+import { EMPTY_FIGURES, figuresBy, figuresOf, sumsBy, totalOf, type Figures, type Scope } from './figures.js'
 import type { ScorecardRow, Sort } from './schemas.js'
 
 const DAY_MS = 86_400_000
@@ -88,16 +88,19 @@ export async function agentScorecard(db: Kysely<Database>, scope: Scope & { agen
   const ever = await db.selectFrom('insight_phase_runs').select('phase_run_id').where('workspace_id', '=', scope.workspaceId).where('agent_id', '=', scope.agentId).limit(1).executeTakeFirst()
   if (!ever) throw notFound('Agent')
   const { bucket, starts } = bucketsOf(scope, asked)
-  const [rows, byBucket, byPhase] = [await scorecardRows(db, scope), await figuresBy(db, scope, bucket), await figuresBy(db, scope, 'cyclePhase')]
+  const byBucket = await sumsBy(db, scope, bucket)
+  const byPhase = await figuresBy(db, scope, 'cyclePhase')
   const agents = await agentsById(db, scope.workspaceId, [scope.agentId])
   const agent = agents.get(scope.agentId)
-  const row: ScorecardRow = rows[0] ?? { agentId: scope.agentId, agentName: agent?.name ?? null, providerType: agent?.provider_type ?? null, avatarAssetId: agent?.avatar_asset_id ?? null, ...EMPTY_FIGURES }
+  // The buckets split the window, so their sums together are the agent's row: no second read of the window.
+  const total = totalOf(byBucket.values())
+  const row: ScorecardRow = { agentId: scope.agentId, agentName: agent?.name ?? null, providerType: agent?.provider_type ?? null, avatarAssetId: agent?.avatar_asset_id ?? null, ...(total ? figuresOf(total) : EMPTY_FIGURES) }
   const size = bucket === 'hour' ? HOUR_MS : DAY_MS
   const keyLength = bucket === 'hour' ? 13 : 10
   const series = starts.map((start) => {
     const iso = new Date(start).toISOString()
-    const figures = byBucket.get(iso.slice(0, keyLength))
-    return { start: iso, end: new Date(start + size).toISOString(), ...(figures ? stripNames(figures) : EMPTY_FIGURES) }
+    const sums = byBucket.get(iso.slice(0, keyLength))
+    return { start: iso, end: new Date(start + size).toISOString(), ...(sums ? figuresOf(sums) : EMPTY_FIGURES) }
   })
   const breakdown = [...byPhase]
     .map(([key, figures]) => {
