@@ -61,7 +61,8 @@ for (const dialect of dialects()) {
       const run = await startRun(app, streamId, cycleId)
       // The first chunks are in the chat while the remote still works.
       await waitFor(() => applyDeltas(deltasIn(events)) === 'Hello world' || undefined, 10000, 'the streamed chunks')
-      const created = events.messages.find((m) => m.event === 'message.created')!
+      // A delta may come before the message.created it belongs to (the event is stored, the delta is not).
+      const created = await waitFor(() => events.messages.find((m) => m.event === 'message.created'), 10000, 'message.created')
       assert.equal(parsed(created).data.status, 'streaming')
       remote.finish('!')
       const done = await runIn(app, run.id, ['succeeded', 'failed'])
