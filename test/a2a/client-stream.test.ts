@@ -2,7 +2,8 @@
 // the official SDK on loopback: the task goes as one SendStreamingMessage and the remote's artifact chunks go into
 // the phase's message as deltas; a stream cut mid-task goes on with SubscribeToTask and the message is never sent
 // again; an INPUT_REQUIRED in the stream is the inbox question and its answer goes back on the same task; a card
-// that does not stream is polled as before.
+// that does not stream is polled as before; a stream still open at the dispatch time-out is subscribed again (the
+// bound on its bytes: client-stream-bounds.test.ts).
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
@@ -32,7 +33,7 @@ for (const dialect of dialects()) {
     let credentialId: string
 
     before(async () => {
-      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_DISPATCH_TIMEOUT_MS: '1500', TANDEM_DISPATCH_ATTEMPTS: '2' }, { ownDatabase: true })
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_DISPATCH_TIMEOUT_MS: '2500', TANDEM_DISPATCH_ATTEMPTS: '2' }, { ownDatabase: true })
       await app.listen({ port: 0, host: '127.0.0.1' })
       base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
       remote = await startRemoteAgent('stream', { streaming: true })
@@ -148,6 +149,21 @@ for (const dialect of dialects()) {
       } finally {
         remote.streaming = true
       }
+    })
+
+    it('a stream still open at the dispatch time-out is cut and followed again with SubscribeToTask', async () => {
+      remote.behaviour = 'stream'
+      const { streamId, events, cycleId } = await setUp('Long')
+      events.close()
+      const from = remote.calls.length
+      const run = await startRun(app, streamId, cycleId)
+      // No drop this time: the only way to a subscription is the dispatch time-out (2.5 s here) of the first stream.
+      await waitFor(() => remote.calls.slice(from).some((c) => c.method === 'SubscribeToTask') || undefined, 10000, 'a subscription after the time-out')
+      remote.finish(' at last')
+      const done = await runIn(app, run.id, ['succeeded', 'failed'])
+      assert.equal(done.status, 'succeeded', JSON.stringify(done.phases[0].error))
+      assert.equal(done.phases[0].output.text, 'Hello world at last')
+      assert.equal(sentFor(run.id).length, 1)
     })
   })
 }

@@ -4,14 +4,15 @@
 // `ask-then-work`, working on the answer until `finish()`), or asking for an authorization (`authorize`, then
 // answering with the reply it got). With `streaming` its card says it streams, and SendStreamingMessage and
 // SubscribeToTask answer as Server-Sent Events written from the SDK's transport handler (`stream`: the answer's
-// artifact comes in chunks, the last at `finish()`); `dropStreamAfter` cuts the next stream after that many events.
+// artifact comes in chunks, the last at `finish()`; `flood`: one artifact replaced by 64 KiB texts, at most `floodBytes`
+// in all, then by the answer `flooded`); `dropStreamAfter` cuts the next stream after that many events.
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomUUID } from 'node:crypto'
 import { AgentCard, SSE_HEADERS, TaskState, formatSSEErrorEvent, formatSSEEvent } from '@a2a-js/sdk'
 import { DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server'
 
-export type Behaviour = 'complete' | 'work' | 'hang' | 'garbage' | 'ask' | 'ask-then-work' | 'authorize' | 'stream'
+export type Behaviour = 'complete' | 'work' | 'hang' | 'garbage' | 'ask' | 'ask-then-work' | 'authorize' | 'stream' | 'flood'
 
 export interface RemoteAgent {
   cardUrl: string
@@ -25,6 +26,8 @@ export interface RemoteAgent {
   streaming: boolean
   /** Cuts the next event stream (its socket destroyed) after this many events; the remote goes on with the task. */
   dropStreamAfter: number | null
+  /** How many bytes of status text a `flood` task sends before it completes. */
+  floodBytes: number
   /** Completes every task left working with this text. */
   finish(text: string): void
   close(): Promise<void>
@@ -37,7 +40,7 @@ export async function startRemoteAgent(behaviour: Behaviour = 'complete', option
     data: { taskId, contextId, artifact: { artifactId, name: 'answer', description: '', parts: [{ content: { $case: 'text' as const, value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }, append, lastChunk, metadata: undefined },
   })
   const state: RemoteAgent = {
-    cardUrl: '', received: [], authorizations: [], calls: [], behaviour, streaming: options.streaming ?? false, dropStreamAfter: null,
+    cardUrl: '', received: [], authorizations: [], calls: [], behaviour, streaming: options.streaming ?? false, dropStreamAfter: null, floodBytes: 0,
     finish(text) {
       for (const [taskId, { bus, contextId, done, artifactId }] of waiting) {
         bus.publish(artifactId ? chunk(taskId, contextId, artifactId, text, true, true) : chunk(taskId, contextId, randomUUID(), text, false, true))
@@ -82,6 +85,16 @@ export async function startRemoteAgent(behaviour: Behaviour = 'complete', option
         bus.publish(chunk(taskId, contextId, artifactId, ' world', true, false))
       }
       const text = context.userMessage.parts.find((p) => p.content?.$case === 'text')
+      if (state.behaviour === 'flood') {
+        // One artifact replaced again and again (so the task itself stays small), then replaced by the answer.
+        const piece = 'x'.repeat(64 * 1024)
+        const artifactId = randomUUID()
+        for (let sent = piece.length; sent <= state.floodBytes; sent += piece.length) bus.publish(chunk(taskId, contextId, artifactId, piece, false, false))
+        bus.publish(chunk(taskId, contextId, artifactId, 'flooded', false, true))
+        bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined } })
+        waiting.delete(taskId)
+        return
+      }
       if (state.behaviour === 'complete') state.finish(`remote did: ${text?.content?.$case === 'text' ? text.content.value.split('\n')[0] : ''}`)
       await ended
     },
