@@ -1,20 +1,22 @@
 // A phase done by a remote A2A agent (docs/a2a.md): a custom_webhook agent with `config.protocol: "a2a"` whose
-// endpointUrl is the remote's Agent Card. The card is read through the egress guard, the task is sent once as a
-// SendMessage (returnImmediately) with the SDK's JSON-RPC client, and the remote task is then followed with GetTask
-// from the engine's scheduled polls. At most once: the ledger's row is committed before the message leaves, and a
-// send whose outcome is unknown is never repeated.
-import { AgentCard, Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk'
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client'
+// endpointUrl is the remote's Agent Card. The card is read through the egress guard, and the task is sent once with
+// the SDK's JSON-RPC client: as a SendStreamingMessage when the card says it streams (the stream is read as it
+// comes, src/a2a/remote-stream.ts), else as a SendMessage (returnImmediately). The remote task is then followed from
+// the engine's scheduled looks: SubscribeToTask for a remote that streams (a stream that dropped or outlived the
+// dispatch time-out goes on there; a task that ended meanwhile is read with GetTask), GetTask for one that does not.
+// At most once: the ledger's row is committed before the message leaves, the remote task's id is recorded at the
+// first answer naming it, and a send whose outcome is unknown is never repeated.
+import { AgentCard, Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk'
 import type { AdapterContext, AgentTarget, DeliveryOutcome, JsonObject, TaskPayload } from '../runs/adapters/adapter.js'
 import { buildPrompt, promptAsText } from '../runs/adapters/prompt.js'
 import { MAX_OUTPUT_TEXT_LENGTH } from '../runs/limits.js'
 import type { RemoteTaskLedger } from './remote-ledger.js'
+import { readTaskStream, type StreamEnd } from './remote-stream.js'
 import type { WaitState } from './remote-waits.js'
+import { clientFor, cut, failureOf, guardedFetch, newExchange, partsText, refused, rpcCodeOf, textPart, type Exchange } from './remote-wire.js'
 
-const MAX_BODY_BYTES = 1024 * 1024
-const DETAIL_CHARS = 300
-// Errors of the connection itself: the request never reached the remote, so sending again cannot repeat it.
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH'])
+// A subscription on a task that has ended: the spec's UnsupportedOperationError (the task is read with GetTask).
+const TASK_ENDED = -32004
 
 export const A2A_PROTOCOL = 'a2a'
 
@@ -25,84 +27,14 @@ export function protocolOf(agent: Pick<AgentTarget, 'config'>): 'webhook' | 'a2a
   return protocol === A2A_PROTOCOL ? 'a2a' : null
 }
 
-/** What the last HTTP exchange came to: whether a response arrived, and its status. */
-interface Exchange {
-  status: number | null
-  notSent: boolean
-  egressDenied: string | null
-  tooLarge: boolean
+/** Where the remote agent is called: its JSON-RPC 1.0 endpoint, and whether its card says it streams. */
+interface Remote {
+  endpoint: string
+  streaming: boolean
 }
 
-/** fetch through the egress guard with the agent's key, each body read to at most MAX_BODY_BYTES. */
-function guardedFetch(context: AdapterContext, secret: string | null, exchange: Exchange): typeof fetch {
-  return async (input, init = {}) => {
-    const headers = new Headers(init.headers)
-    if (secret !== null) headers.set('authorization', `Bearer ${secret}`)
-    if (context.traceparent) headers.set('traceparent', context.traceparent)
-    exchange.status = null
-    let response: Response
-    try {
-      response = await context.fetch(input, { ...init, headers, redirect: 'manual', signal: init.signal ?? context.signal })
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause
-      if ((error as Error).name === 'EgressDeniedError') exchange.egressDenied = (error as Error).message
-      exchange.notSent = (error as Error).name === 'EgressDeniedError' || NOT_SENT_CODES.has(cause?.code ?? '')
-      throw error
-    }
-    exchange.status = response.status
-    const text = await readBounded(response)
-    if (text === null) {
-      exchange.tooLarge = true
-      throw new Error('the answer is too large')
-    }
-    return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
-  }
-}
-
-async function readBounded(response: Response): Promise<string | null> {
-  if (!response.body) return ''
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength
-    if (size > MAX_BODY_BYTES) {
-      await response.body.cancel().catch(() => undefined)
-      return null
-    }
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
-}
-
-const cut = (text: string) => (text.length > DETAIL_CHARS ? `${text.slice(0, DETAIL_CHARS)}…` : text)
-
-/** What a failed exchange means for the attempt (never the secret: only codes and the remote's own error text). */
-function failureOf(error: unknown, exchange: Exchange, context: AdapterContext, what: string): DeliveryOutcome {
-  if (exchange.egressDenied) return { kind: 'failed', code: 'egress-denied', detail: exchange.egressDenied }
-  if (exchange.tooLarge) return { kind: 'failed', code: 'agent-failed', detail: `the remote agent's answer to ${what} is larger than ${MAX_BODY_BYTES} bytes` }
-  const status = exchange.status
-  const rpc = error as { code?: unknown; message?: unknown }
-  if (status !== null && status >= 300) {
-    if (status === 408 || status === 429 || status >= 500) return { kind: 'retry', detail: `the remote agent answered ${what} with ${status}` }
-    return { kind: 'failed', code: 'agent-rejected', detail: `the remote agent answered ${what} with ${status}` }
-  }
-  if (status !== null && typeof rpc.code === 'number') {
-    const detail = `the remote agent refused ${what}: ${rpc.code} ${cut(String(rpc.message ?? ''))}`
-    return rpc.code === -32603 ? { kind: 'retry', detail } : { kind: 'failed', code: 'agent-rejected', detail }
-  }
-  if (status !== null) return { kind: 'failed', code: 'agent-failed', detail: `the remote agent's answer to ${what} is not a valid A2A answer` }
-  if (context.signal.aborted) return { kind: 'retry', detail: `no answer to ${what} within ${context.timeoutMs} ms` }
-  return { kind: 'retry', detail: `the connection for ${what} failed` }
-}
-
-function clientFor(url: string, fetchImpl: typeof fetch): Promise<Client> {
-  const card = AgentCard.fromJSON({ name: 'remote', supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }], capabilities: {} })
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }))
-  return factory.createFromAgentCard(card)
-}
-
-/** The remote's JSON-RPC 1.0 endpoint from its card, or an outcome that ends the attempt. */
-async function endpointOf(agent: AgentTarget, context: AdapterContext, exchange: Exchange): Promise<string | DeliveryOutcome> {
+/** The remote's endpoint from its card, or an outcome that ends the attempt. */
+async function remoteOf(agent: AgentTarget, context: AdapterContext, exchange: Exchange): Promise<Remote | DeliveryOutcome> {
   const fetchImpl = guardedFetch(context, agent.secret, exchange)
   let json: unknown
   try {
@@ -120,27 +52,22 @@ async function endpointOf(agent: AgentTarget, context: AdapterContext, exchange:
   }
   const chosen = card.supportedInterfaces.find((i) => i.protocolBinding === 'JSONRPC' && i.protocolVersion === '1.0')
   if (!chosen || !URL.canParse(chosen.url)) return { kind: 'failed', code: 'agent-unavailable', detail: 'the remote agent\'s card offers no JSON-RPC 1.0 interface' }
-  return chosen.url
+  return { endpoint: chosen.url, streaming: card.capabilities?.streaming === true }
 }
 
-const textPart = (value: string): Part => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined })
-const partsText = (parts: Part[]) =>
-  parts.map((p) => {
-    const content = p.content
-    if (content?.$case === 'text') return content.value
-    if (content?.$case === 'data') return JSON.stringify(content.value)
-    if (content?.$case === 'url') return content.value
-    if (content?.$case === 'raw') return `[file ${p.filename || 'unnamed'}, ${content.value.length} bytes]`
-    return ''
-  }).join('')
+const isRemote = (value: Remote | DeliveryOutcome): value is Remote => 'endpoint' in value
 
 function answered(text: string): DeliveryOutcome {
   if (text.length > MAX_OUTPUT_TEXT_LENGTH) return { kind: 'failed', code: 'agent-failed', detail: `the remote agent's answer is ${text.length} characters; at most ${MAX_OUTPUT_TEXT_LENGTH}` }
   return { kind: 'answered', output: { text } }
 }
 
+/** The engine's next look at the remote task (a scheduled delivery with this state, src/runs/delivery.ts). */
+const lookAgain = (task: Pick<Task, 'id' | 'contextId'>, remote: Remote): DeliveryOutcome =>
+  ({ kind: 'poll', state: { remoteTaskId: task.id, remoteContextId: task.contextId, endpoint: remote.endpoint, streaming: remote.streaming } })
+
 /** Where the remote task stands, as the engine's outcome: an answer, a failure, or another look later. */
-function outcomeOfTask(task: Task, endpoint: string): DeliveryOutcome {
+function outcomeOfTask(task: Task, remote: Remote): DeliveryOutcome {
   const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED
   const statusText = task.status?.message ? partsText(task.status.message.parts) : ''
   if (state === TaskState.TASK_STATE_COMPLETED) {
@@ -152,7 +79,7 @@ function outcomeOfTask(task: Task, endpoint: string): DeliveryOutcome {
   if (state === TaskState.TASK_STATE_FAILED || state === TaskState.TASK_STATE_REJECTED || state === TaskState.TASK_STATE_CANCELED) {
     return { kind: 'failed', code: 'agent-failed', detail: `the remote task ended ${TaskState[state]}${statusText ? `: ${cut(statusText)}` : ''}` }
   }
-  return { kind: 'poll', state: { remoteTaskId: task.id, remoteContextId: task.contextId, endpoint } }
+  return lookAgain(task, remote)
 }
 
 /** The task as a message; a revision continues the previous attempt's context and refers to its task. */
@@ -165,37 +92,88 @@ function messageOf(payload: TaskPayload, previous: { remoteTaskId: string; remot
   }
 }
 
+const sendRequest = (message: Message): SendMessageRequest =>
+  ({ tenant: '', message, configuration: { acceptedOutputModes: ['text/plain'], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 }, metadata: undefined })
+
+const UNKNOWN_SEND = 'it is not sent again'
+
 export async function deliverOverA2a(payload: TaskPayload, agent: AgentTarget, context: AdapterContext, ledger: RemoteTaskLedger): Promise<DeliveryOutcome> {
-  const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
+  const exchange = newExchange()
   const earlier = await ledger.find(payload.task.id)
-  if (earlier) return followEarlier(earlier, payload, agent, context, ledger)
-  const endpoint = await endpointOf(agent, context, exchange)
-  if (typeof endpoint !== 'string') return endpoint
-  const raced = await ledger.claim(payload.task.id, endpoint)
-  if (raced) return followEarlier(raced, payload, agent, context, ledger)
-  let result: Message | Task
+  if (earlier) return followEarlier(earlier, payload, agent, context)
+  const remote = await remoteOf(agent, context, exchange)
+  if (!isRemote(remote)) return remote
+  const raced = await ledger.claim(payload.task.id, remote.endpoint)
+  if (raced) return followEarlier(raced, payload, agent, context)
   const previous = payload.task.attempt > 1 ? await ledger.previous(payload.task.id) : null
+  const request = sendRequest(messageOf(payload, previous))
+  if (remote.streaming) return sendStreaming(request, remote, payload, agent, context, ledger)
+  let result: Message | Task
   try {
-    const client = await clientFor(endpoint, guardedFetch(context, agent.secret, exchange))
-    result = await client.sendMessage(
-      { tenant: '', message: messageOf(payload, previous), configuration: { acceptedOutputModes: ['text/plain'], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 }, metadata: undefined },
-      { signal: context.signal },
-    )
+    const client = await clientFor(remote.endpoint, guardedFetch(context, agent.secret, exchange))
+    result = await client.sendMessage(request, { signal: context.signal })
   } catch (error) {
-    const outcome = failureOf(error, exchange, context, 'the message')
-    // The remote never took it (no connection, or it answered with a refusal): a retry may send it again.
-    const answeredWithRefusal = exchange.status !== null && (exchange.status >= 300 || typeof (error as { code?: unknown }).code === 'number')
-    if ((exchange.notSent || answeredWithRefusal) && !exchange.tooLarge) {
-      await ledger.release(payload.task.id)
-      return outcome
-    }
-    // Sent, and no task id came back: it is not sent again.
-    return { kind: 'failed', code: 'agent-failed', detail: `the message was sent but no answer naming its task came back (${outcome.kind === 'failed' ? outcome.detail : outcome.kind === 'retry' ? outcome.detail : 'no answer'}); it is not sent again` }
+    return unsent(error, exchange, context, payload, ledger)
   }
   if ('messageId' in result && !('status' in result)) return answered(partsText((result as Message).parts))
   const task = result as Task
   await ledger.remoteTask(payload.task.id, task.id, task.contextId)
-  return followUp(task, endpoint, payload, agent, context)
+  return followUp(task, remote, payload, agent, context)
+}
+
+/**
+ * A send that failed before any answer named its task. One the remote never took (no connection, the egress guard,
+ * a refusal) gives its claim back, so that a retry may send it (with the same messageId); any other is not sent
+ * again.
+ */
+async function unsent(error: unknown, exchange: Exchange, context: AdapterContext, payload: TaskPayload, ledger: RemoteTaskLedger): Promise<DeliveryOutcome> {
+  const outcome = failureOf(error, exchange, context, 'the message')
+  if ((exchange.notSent || refused(error, exchange)) && !exchange.tooLarge) {
+    await ledger.release(payload.task.id)
+    return outcome
+  }
+  return { kind: 'failed', code: 'agent-failed', detail: `the message was sent but no answer naming its task came back (${outcome.kind === 'failed' || outcome.kind === 'retry' ? outcome.detail : 'no answer'}); ${UNKNOWN_SEND}` }
+}
+
+/** SendStreamingMessage: the task's id is recorded at the first event naming it, its artifacts stream into the message. */
+async function sendStreaming(request: SendMessageRequest, remote: Remote, payload: TaskPayload, agent: AgentTarget, context: AdapterContext, ledger: RemoteTaskLedger): Promise<DeliveryOutcome> {
+  const exchange = newExchange()
+  const end = await readStream(remote, agent, context, exchange, (client, signal) => client.sendMessageStream(request, { signal }), (task) => ledger.remoteTask(payload.task.id, task.id, task.contextId))
+  if (end.kind === 'none') return unsent(end.error ?? new Error('the stream ended empty'), exchange, context, payload, ledger)
+  return afterStream(end, exchange, remote, payload, agent, context)
+}
+
+type OpenStream = (client: Awaited<ReturnType<typeof clientFor>>, signal: AbortSignal) => AsyncGenerator<import('@a2a-js/sdk').StreamResponse, void, undefined>
+
+/** One event stream, read to a settled state or its end; the connection is let go of when the read stops. */
+async function readStream(remote: Remote, agent: AgentTarget, context: AdapterContext, exchange: Exchange, open: OpenStream, onTask: (task: Task) => Promise<void>): Promise<StreamEnd> {
+  const done = new AbortController()
+  const signal = AbortSignal.any([context.signal, done.signal])
+  try {
+    const client = await clientFor(remote.endpoint, guardedFetch(context, agent.secret, exchange), true)
+    return await readTaskStream(open(client, signal), { onTask, ...(context.onDelta ? { onText: context.onDelta } : {}) })
+  } catch (error) {
+    return { kind: 'none', error }
+  } finally {
+    done.abort()
+  }
+}
+
+/** The connection broke (undici's network errors are TypeErrors) or the dispatch time-out cut it. */
+const dropped = (error: unknown, context: AdapterContext) => context.signal.aborted || (error as Error | undefined)?.name === 'TypeError'
+
+/** What a stream that named its task comes to: the task's state, or (cut short) another look with SubscribeToTask. */
+function afterStream(end: Exclude<StreamEnd, { kind: 'none' }>, exchange: Exchange, remote: Remote, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome> | DeliveryOutcome {
+  if (end.kind === 'message') return answered(partsText(end.message.parts))
+  if (end.settled) return followUp(end.task, remote, payload, agent, context)
+  if (exchange.tooLarge || exchange.egressDenied) return failureOf(end.error, exchange, context, 'the message')
+  // Dropped, ended early or past the dispatch time-out: the task goes on, and so does Tandem, from the next look.
+  // Anything else that broke it (an event that is not A2A, a JSON-RPC error) is that failure.
+  if (end.error !== undefined && !dropped(end.error, context)) {
+    const failure = failureOf(end.error, exchange, context, 'the stream')
+    if (failure.kind === 'failed') return failure
+  }
+  return { ...(lookAgain(end.task, remote) as Extract<DeliveryOutcome, { kind: 'poll' }>), afterMs: context.signal.aborted ? 0 : undefined }
 }
 
 /**
@@ -203,8 +181,8 @@ export async function deliverOverA2a(payload: TaskPayload, agent: AgentTarget, c
  * (INPUT_REQUIRED a question, AUTH_REQUIRED an authorization to approve), then the operator's reply on the same
  * task (marked as sent before it is sent: never twice).
  */
-async function followUp(task: Task, endpoint: string, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome> {
-  const outcome = outcomeOfTask(task, endpoint)
+async function followUp(task: Task, remote: Remote, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome> {
+  const outcome = outcomeOfTask(task, remote)
   const waits = context.a2aWaits
   if (!waits) return outcome
   const taskId = payload.task.id
@@ -229,15 +207,15 @@ async function followUp(task: Task, endpoint: string, payload: TaskPayload, agen
     return outcome
   }
   await waits.relayed(taskId, wait.callId, state === TaskState.TASK_STATE_AUTH_REQUIRED ? wait.answer : undefined)
-  const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
+  const exchange = newExchange()
   try {
-    const client = await clientFor(endpoint, guardedFetch(context, agent.secret, exchange))
+    const client = await clientFor(remote.endpoint, guardedFetch(context, agent.secret, exchange))
     const reply: Message = {
       messageId: `${taskId}:${wait.callId}`, contextId: task.contextId, taskId: task.id, role: Role.ROLE_USER,
       parts: [textPart(wait.answer)], metadata: undefined, extensions: [], referenceTaskIds: [],
     }
-    const answered = await client.sendMessage({ tenant: '', message: reply, configuration: { acceptedOutputModes: ['text/plain'], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 }, metadata: undefined }, { signal: context.signal })
-    if ('status' in answered && 'artifacts' in answered) return outcomeOfTask(answered as Task, endpoint)
+    const answered = await client.sendMessage(sendRequest(reply), { signal: context.signal })
+    if ('status' in answered && 'artifacts' in answered) return outcomeOfTask(answered as Task, remote)
   } catch (error) {
     const failure = failureOf(error, exchange, context, 'the reply')
     if (failure.kind === 'failed') return failure
@@ -245,26 +223,36 @@ async function followUp(task: Task, endpoint: string, payload: TaskPayload, agen
   return outcome
 }
 
-async function followEarlier(
-  entry: { remoteTaskId: string | null; remoteContextId: string | null; endpointUrl: string },
-  payload: TaskPayload,
-  agent: AgentTarget,
-  context: AdapterContext,
-  ledger: RemoteTaskLedger,
-): Promise<DeliveryOutcome> {
+async function followEarlier(entry: { remoteTaskId: string | null; remoteContextId: string | null; endpointUrl: string }, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome> {
   if (entry.remoteTaskId === null) {
-    return { kind: 'failed', code: 'agent-failed', detail: 'the message was sent before (Tandem stopped or the call broke) and no answer naming its task came back; it is not sent again' }
+    return { kind: 'failed', code: 'agent-failed', detail: `the message was sent before (Tandem stopped or the call broke) and no answer naming its task came back; ${UNKNOWN_SEND}` }
   }
-  return pollOverA2a({ remoteTaskId: entry.remoteTaskId, remoteContextId: entry.remoteContextId ?? '', endpoint: entry.endpointUrl }, payload, agent, context, ledger)
+  return pollOverA2a({ remoteTaskId: entry.remoteTaskId, remoteContextId: entry.remoteContextId ?? '', endpoint: entry.endpointUrl }, payload, agent, context)
 }
 
-export async function pollOverA2a(state: JsonObject, payload: TaskPayload, agent: AgentTarget, context: AdapterContext, _ledger?: RemoteTaskLedger): Promise<DeliveryOutcome> {
-  const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
-  const endpoint = String(state.endpoint)
+/**
+ * A scheduled look at the remote task. A look whose state does not say whether the remote streams (after a
+ * restart, or when a wait of the phase ends) reads the card again to know; if the card cannot be read, GetTask.
+ */
+export async function pollOverA2a(state: JsonObject, payload: TaskPayload, agent: AgentTarget, context: AdapterContext): Promise<DeliveryOutcome> {
+  const remote: Remote = { endpoint: String(state.endpoint), streaming: state.streaming === true }
+  if (state.streaming === undefined) {
+    const card = await remoteOf(agent, context, newExchange())
+    remote.streaming = isRemote(card) && card.streaming
+  }
+  const id = String(state.remoteTaskId)
+  if (remote.streaming) {
+    const exchange = newExchange()
+    const end = await readStream(remote, agent, context, exchange, (client, signal) => client.resubscribeTask({ tenant: '', id }, { signal }), async () => {})
+    if (end.kind !== 'none') return afterStream(end, exchange, remote, payload, agent, context)
+    // Refused before any event: a task that has ended is read whole; anything else is a failed look.
+    if (rpcCodeOf(end.error)?.code !== TASK_ENDED) return failureOf(end.error, exchange, context, 'the subscription')
+  }
+  const exchange = newExchange()
   try {
-    const client = await clientFor(endpoint, guardedFetch(context, agent.secret, exchange))
-    const task = await client.getTask({ tenant: '', id: String(state.remoteTaskId), historyLength: 0 }, { signal: context.signal })
-    return await followUp(task, endpoint, payload, agent, context)
+    const client = await clientFor(remote.endpoint, guardedFetch(context, agent.secret, exchange))
+    const task = await client.getTask({ tenant: '', id, historyLength: 0 }, { signal: context.signal })
+    return await followUp(task, remote, payload, agent, context)
   } catch (error) {
     return failureOf(error, exchange, context, 'the task look-up')
   }
@@ -272,7 +260,7 @@ export async function pollOverA2a(state: JsonObject, payload: TaskPayload, agent
 
 /** One CancelTask of a remote task (the run ended, src/a2a/cancel.ts): null when done, else why not. */
 export async function cancelRemoteTask(endpoint: string, remoteTaskId: string, secret: string | null, call: Pick<AdapterContext, 'fetch' | 'signal' | 'timeoutMs'>): Promise<string | null> {
-  const exchange: Exchange = { status: null, notSent: false, egressDenied: null, tooLarge: false }
+  const exchange = newExchange()
   const context = call as AdapterContext
   try {
     const client = await clientFor(endpoint, guardedFetch(context, secret, exchange))

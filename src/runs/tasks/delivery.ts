@@ -122,8 +122,9 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   // Each call is a span of its own under the task's (so a retry after a crash continues the same trace).
   const traceparent = childOfStored(task.traceparent)
   const context: AdapterContext = { fetch: client.fetch, request: client.request, lookup: client.lookup, signal, timeoutMs, ...(traceparent ? { traceparent } : {}), a2aLedger: remoteTaskLedger(db), a2aWaits: remoteWaits(db, app.config.runs) }
-  // A streaming agent's deltas go into its message as they arrive (docs/streaming-and-usage.md).
-  const sink = agent.capabilities.streaming && !job.poll
+  // A streaming agent's deltas go into its message as they arrive (docs/streaming-and-usage.md); so do a remote A2A
+  // agent's when a later look follows its task's stream again (src/a2a/client.ts).
+  const sink = agent.capabilities.streaming && (!job.poll || job.poll.streaming === true)
     ? new StreamSink(db, { workspaceId: task.workspace_id, streamId: run.streamId, authorId: agent.id, taskId: task.id, traceparent: task.traceparent }, app.log)
     : null
   if (sink) context.onDelta = sink.onDelta
