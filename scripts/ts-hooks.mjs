@@ -16,18 +16,15 @@ mkdirSync(cacheDir, { recursive: true })
 const ours = (url) => url.startsWith('file:') && !url.includes('/node_modules/')
 
 /**
- * Erasable syntax only is stripped in place (every line and column stays where it was); a file with a parameter
- * property is transformed, with a source map for its stack traces. Node warns that the function is experimental:
- * the warning is not this process's business, so it is kept out of its output.
+ * The types blanked out in place, so every line and column stays where it was (tsconfig.json's erasableSyntaxOnly
+ * keeps the sources to what can be stripped). Node warns that the function is experimental: the warning is not
+ * this process's business, so it is kept out of its output.
  */
 function toJavaScript(source) {
   const emitWarning = process.emitWarning
   process.emitWarning = () => {}
   try {
     return stripTypeScriptTypes(source, { mode: 'strip' })
-  } catch (error) {
-    if (error?.code !== 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX') throw error
-    return stripTypeScriptTypes(source, { mode: 'transform', sourceMap: true })
   } finally {
     process.emitWarning = emitWarning
   }

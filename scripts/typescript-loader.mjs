@@ -7,5 +7,5 @@ const native = typeof module.registerHooks === 'function' && typeof module.strip
 
 /** The node arguments that make a process load `.ts` files. */
 export const TYPESCRIPT_LOADER = native
-  ? ['--import', new URL('./ts-hooks.mjs', import.meta.url).href, '--enable-source-maps']
+  ? ['--import', new URL('./ts-hooks.mjs', import.meta.url).href]
   : ['--import', 'tsx']

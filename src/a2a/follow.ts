@@ -37,7 +37,10 @@ export class TaskFollower implements FeedReader {
   private wake: (() => void) | null = null
   private readonly unsubscribe: () => void
 
-  constructor(app: FastifyInstance, streamId: string, private readonly runId: string) {
+  private readonly runId: string
+
+  constructor(app: FastifyInstance, streamId: string, runId: string) {
+    this.runId = runId
     this.unsubscribe = app.events.subscribe(streamId, this)
   }
 
