@@ -1,6 +1,7 @@
 // Turns an agent's `capabilities.tools` entries into the tools a run offers, with a warning for each entry that
 // names no tool (docs/tools-and-approvals.md: such entries are ignored at run time, with a warning in the phase). MCP servers are
 // asked for their tools now, once per server named; a server that cannot be reached becomes a warning too.
+import { A2A_PREFIX } from '../a2a/names.js'
 import { approvalOf } from '../mcp/approval.js'
 import { listMcpTools, McpUnreachableError, type McpDeps } from '../mcp/client.js'
 import { findMcpServerByName } from '../mcp/store.js'
@@ -50,6 +51,12 @@ export async function resolveTools(deps: McpDeps, workspaceId: string, entries: 
       const tool = TANDEM_TOOLS.find((t) => t.name === entry)
       if (tool) tools.set(tool.name, tool)
       else warnings.push(`The tool entry "${entry}" names no tool: Tandem's tools are ${TANDEM_TOOLS.map((t) => t.name).join(', ')}.`)
+      continue
+    }
+    // `a2a.authorize` is Tandem's own wait for a remote A2A agent's authorization, never a tool an agent is given:
+    // an MCP server named a2a does not stand in for it, as one named tandem does not stand in for Tandem's tools.
+    if (prefix === A2A_PREFIX) {
+      warnings.push(`The tool entry "${entry}" names no tool: ${A2A_PREFIX}.* is Tandem's own name for a remote A2A agent's authorization, not a tool.`)
       continue
     }
     let pending = servers.get(prefix)

@@ -79,6 +79,8 @@ for (const dialect of dialects()) {
       assert.ok(server)
       target = { workspaceId, name: server.name, url: server.url, credentialId: server.credentialId }
       await insertMcpServer(app.database.db, workspaceId, { name: 'gone', url: await downMcpUrl() })
+      // A server that calls itself a2a: its tools would be named a2a.*, Tandem's own name for a remote's authorization.
+      await insertMcpServer(app.database.db, workspaceId, { name: 'a2a', url: fake.url })
     })
     after(async () => {
       await app.close()
@@ -88,7 +90,7 @@ for (const dialect of dialects()) {
     it('resolves entries into tool definitions, each once, with a warning for every entry that names no tool', async () => {
       const { tools, warnings } = await resolveTools(deps, workspaceId, [
         'tandem.read_messages', 'tandem.post_message', 'tandem.ask_operator', 'tandem.fly',
-        'files.echo', 'files.*', 'files.missing', 'nowhere.tool', 'gone.*', 'web_search', '.x', 'files.',
+        'files.echo', 'files.*', 'files.missing', 'nowhere.tool', 'gone.*', 'web_search', '.x', 'files.', 'a2a.authorize', 'a2a.*',
       ])
       const names = tools.map((t) => t.name)
       assert.deepEqual(names.slice(0, 4), ['tandem.read_messages', 'tandem.post_message', 'tandem.ask_operator', 'files.echo'])
@@ -97,7 +99,7 @@ for (const dialect of dialects()) {
       assert.equal(deleteFile?.source.kind === 'mcp' && deleteFile.source.approval, 'always')
       const echo = tools.find((t) => t.name === 'files.echo')
       assert.deepEqual(echo?.source.kind === 'mcp' && { tool: echo.source.tool, approval: echo.source.approval }, { tool: 'echo', approval: 'never' })
-      assert.equal(warnings.length, 7, warnings.join('\n'))
+      assert.equal(warnings.length, 9, warnings.join('\n'))
       for (const [entry, why] of [
         ['tandem.fly', /Tandem's tools are tandem\.read_messages/],
         ['files.missing', /lists no tool missing/],
@@ -106,6 +108,8 @@ for (const dialect of dialects()) {
         ['web_search', /names no tool/],
         ['.x', /names no tool/],
         ['files.', /names no tool/],
+        ['a2a.authorize', /Tandem's own name for a remote A2A agent's authorization/],
+        ['a2a.*', /Tandem's own name for a remote A2A agent's authorization/],
       ] as const) assert.ok(warnings.some((w) => w.includes(`"${entry}"`) && why.test(w)), `${entry}: ${warnings.join('\n')}`)
     })
 
