@@ -46,6 +46,8 @@ if (lanes.some((l) => l.files.some((file) => file.startsWith('test/console/'))) 
 
 if (!process.env.TANDEM_TEST_POSTGRES_URL) {
   console.log('PostgreSQL suite did not run: set TANDEM_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run it.')
+} else if (process.env.TANDEM_TEST_DIALECT) {
+  console.log(`Each database's tests run on ${process.env.TANDEM_TEST_DIALECT} only (TANDEM_TEST_DIALECT).`)
 }
 
 /** One lane's node --test; the first lane writes straight through, a second one's output is kept and shown after. */

@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer } from './child-server.js'
-import { TEST_SECRET_KEY } from './helpers.js'
+import { dialects, TEST_SECRET_KEY } from './helpers.js'
 
 const POSTGRES_URL = process.env.TANDEM_TEST_POSTGRES_URL
 
@@ -65,7 +65,7 @@ describe('npm start refuses to start with one line', { concurrency: false }, () 
     assert.ok(run.lines.some((line) => /^\s+at /.test(line)), 'a stack follows')
   })
 
-  if (POSTGRES_URL) {
+  if (POSTGRES_URL && dialects().includes('postgres')) {
     it('missing PostgreSQL database: names it and DATABASE_URL', () => {
       const url = new URL(POSTGRES_URL)
       url.pathname = '/tandem_no_such_database'
