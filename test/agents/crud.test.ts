@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import Value from 'typebox/value'
 import { build, dialects, pointers, send } from '../helpers.js'
+import { waitFor } from '../wait.js'
 import { Agent } from '../../src/agents/schemas.js'
 import { Page } from '../../src/http/schemas.js'
 
@@ -82,7 +83,8 @@ for (const dialect of dialects()) {
 
     it('PATCH changes only the fields sent, merges capabilities, replaces config, and bumps updatedAt', async () => {
       const agent = await create({ name: 'patchy', instructions: 'old', config: { a: 1, b: 2 }, capabilities: { streaming: true, tools: ['x'] }, endpointUrl: 'https://a.example' })
-      await new Promise((resolve) => setTimeout(resolve, 5))
+      // A later updatedAt needs the clock to have moved past the create's millisecond.
+      await waitFor(() => Date.now() > Date.parse(agent.updatedAt), { timeoutMs: 1000, what: 'the clock to pass the create' })
       const res = await send(app, 'PATCH', `/api/agents/${agent.id}`, { name: 'patched', config: { c: 3 }, capabilities: { tools: ['y', 'z'] } })
       assert.equal(res.statusCode, 200)
       const updated = res.json()

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
+import { waitFor } from '../wait.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 
 type Run = { type: 'text'; text: string; style?: Record<string, boolean> }
@@ -131,7 +132,8 @@ for (const dialect of dialects()) {
 
     it('an edit replaces the content, bumps revision, sets editedAt and keeps the old content as a revision', async () => {
       const message = (await post(contentOf('first'))).json()
-      await new Promise((resolve) => setTimeout(resolve, 3))
+      // A later editedAt needs the clock to have moved past the post's millisecond.
+      await waitFor(() => Date.now() > Date.parse(message.createdAt), { timeoutMs: 1000, what: 'the clock to pass the post' })
       const res = await edit(message.id, contentOf('second'))
       assert.equal(res.statusCode, 200)
       assert.equal(res.headers.etag, '"2"')

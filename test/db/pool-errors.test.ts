@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import { connect, type Db } from '../../src/db/connect.js'
 import { dialects, freshDatabase, type TestDatabase } from '../helpers.js'
+import { waitFor } from '../wait.js'
 
 if (dialects().includes('postgres')) {
   describe('PostgreSQL pool', () => {
@@ -25,10 +26,11 @@ if (dialects().includes('postgres')) {
       const admin = connect(database.url, { poolSize: 1 })
       try {
         await sql`select pg_terminate_backend(${pid})`.execute(admin.db)
+        // The server tells the client before its backend exits: once the backend is gone, the pool has been told.
+        await waitFor(async () => (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where pid = ${pid}`.execute(admin.db)).rows[0]?.n === '0', { what: `backend ${pid} to exit` })
       } finally {
         await admin.close()
       }
-      await new Promise((resolve) => setTimeout(resolve, 200))
       const again = await sql<{ one: number }>`select 1 as one`.execute(db.db)
       assert.equal(again.rows[0]!.one, 1)
     })

@@ -15,18 +15,13 @@ import { appendEvent } from '../../src/events/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { startServer } from '../child-server.js'
 import { openEventStream } from './sse-client.js'
+import { waitFor } from '../wait.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
 const urlOf = (app: FastifyInstance) => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out')
-    await sleep(20)
-  }
-}
+const until = (check: () => boolean, what: string) => waitFor(check, { timeoutMs: 5000, what })
 
 for (const dialect of dialects()) {
   describe(`event fan-out (${dialect})`, () => {
@@ -43,7 +38,7 @@ for (const dialect of dialects()) {
         const big = 'x'.repeat(60 * 1024)
         const N = 200
         for (let i = 0; i < N; i++) await app.database.db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { i, big } }))
-        await until(() => app.events.readerCount === 0)
+        await until(() => app.events.readerCount === 0, 'the slow client to be dropped')
         sse.response.resume()
         await sse.ended
         const got = sse.messages.filter((m) => m.comment === undefined).map((m) => Number(m.id))
@@ -118,7 +113,7 @@ if (dialects().includes('postgres')) {
         // Written while the listener is down: its NOTIFY reaches nobody on instance two.
         await send(one, 'POST', `/api/chat/streams/${streamId}/messages`, { content: contentOf('while down') })
         await sse.events(1, 10000)
-        await until(() => two.events.listenerPid !== undefined && two.events.listenerPid !== pid)
+        await until(() => two.events.listenerPid !== undefined && two.events.listenerPid !== pid, 'instance two to listen again')
         await send(one, 'POST', `/api/chat/streams/${streamId}/messages`, { content: contentOf('after') })
         const events = await sse.events(2, 5000)
         assert.deepEqual(events.map((m) => JSON.parse(m.data as string).data.text), ['while down', 'after'])

@@ -8,6 +8,7 @@ import { build, dialects, pointers, send } from '../helpers.js'
 import { appendEvent, purgeEvents } from '../../src/events/store.js'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { openEventStream } from './sse-client.js'
+import { waitFor } from '../wait.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
 
@@ -116,8 +117,10 @@ for (const dialect of dialects()) {
         assert.deepEqual(missed.map((m) => JSON.parse(m.data as string).data.text), ['missed0', 'missed1', 'missed2', 'missed3', 'missed4'])
         await post(streamId, 'live')
         assert.deepEqual(ids(await second.events(6)), range(5, 10))
-        await new Promise((resolve) => setTimeout(resolve, 300))
-        assert.deepEqual(ids(second.messages.filter((m) => m.comment === undefined)), range(5, 10))
+        // A stream's events arrive in order: a duplicate would come before the next one, so wait for that.
+        await post(streamId, 'marker')
+        await second.events(7)
+        assert.deepEqual(ids(second.messages.filter((m) => m.comment === undefined)), range(5, 11))
       } finally {
         second.close()
       }
@@ -134,8 +137,10 @@ for (const dialect of dialects()) {
         await writers
         const events = await sse.events(150)
         assert.deepEqual(ids(events), range(11, 160))
-        await new Promise((resolve) => setTimeout(resolve, 300))
-        assert.equal(sse.messages.filter((m) => m.comment === undefined).length, 150)
+        // A stream's events arrive in order: a duplicate would come before the next one, so wait for that.
+        await append(161)
+        await sse.events(151)
+        assert.deepEqual(ids(sse.messages.filter((m) => m.comment === undefined)), range(11, 161))
       } finally {
         sse.close()
       }
@@ -144,10 +149,12 @@ for (const dialect of dialects()) {
     it('SSE: a keep-alive comment while nothing happens (TANDEM_SSE_KEEPALIVE_MS)', async () => {
       const streamId = await newStream()
       const sse = await openEventStream(`${base}/api/streams/${streamId}/events`)
+      const opened = Date.now()
       try {
-        await new Promise((resolve) => setTimeout(resolve, 700))
-        const comments = sse.messages.filter((m) => m.comment === 'keep-alive')
-        assert.ok(comments.length >= 2, `got ${comments.length} keep-alives`)
+        const keepAlives = () => sse.messages.filter((m) => m.comment === 'keep-alive').length
+        await waitFor(() => keepAlives() >= 2, { timeoutMs: 5000, what: 'two keep-alive comments', everyMs: 5 })
+        // Every 200 ms: two of them well within 700 ms of the connection.
+        assert.ok(Date.now() - opened <= 700, `two keep-alives took ${Date.now() - opened} ms`)
       } finally {
         sse.close()
       }
@@ -155,10 +162,7 @@ for (const dialect of dialects()) {
 
     it('a client that disconnects is forgotten by the instance', async () => {
       const streamId = await newStream()
-      const settle = async (count: number) => {
-        for (let i = 0; i < 100 && app.events.readerCount !== count; i++) await new Promise((resolve) => setTimeout(resolve, 20))
-        assert.equal(app.events.readerCount, count)
-      }
+      const settle = (count: number) => waitFor(() => app.events.readerCount === count, { timeoutMs: 2000, what: `${count} readers` })
       await settle(0)
       const sse = await openEventStream(`${base}/api/streams/${streamId}/events`)
       assert.equal(app.events.readerCount, 1)

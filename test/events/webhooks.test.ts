@@ -125,8 +125,10 @@ for (const dialect of dialects()) {
         await post('elsewhere', other)
         const edited = (await send(app, 'PATCH', `/api/chat/messages/${posted.id}`, { content: contentOf('signed') })).json()
         const [request] = await receiver.waitFor(1)
-        await sleep(300)
-        // Only the edit on the subscribed stream (a retry of it, should the receiver be slow, has the same webhook-id).
+        // Every delivery is written with its event, so once none of this subscription's is pending every POST it
+        // would make has been made. Only the edit on the subscribed stream (a retry of it, should the receiver be
+        // slow, has the same webhook-id).
+        await until(() => deliveries(all.id), (d) => d.every((delivery) => delivery.status !== 'pending'))
         assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1)
         const headers = request?.headers as Record<string, string>
         const event = new Verifier(all.secret).verify(request?.body as string, headers) as Record<string, unknown>
@@ -194,8 +196,9 @@ for (const dialect of dialects()) {
         const disabled = (await send(app, 'GET', `/api/webhooks/${hook.id}`)).json()
         assert.equal(disabled.enabled, false)
         assert.match(disabled.disabledReason, /^disabled after 50 consecutive failed deliveries; the last: the endpoint answered 503$/)
+        // A delivery is written in the transaction of its event: had the disabled subscription matched, it would
+        // be there once the post has answered.
         await post('not delivered')
-        await sleep(200)
         assert.equal((await deliveries(hook.id)).length, 3)
         // Enabled again, a success resets the count.
         await send(app, 'PATCH', `/api/webhooks/${hook.id}`, { enabled: true })

@@ -13,6 +13,7 @@ import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { appendEvent } from '../../src/events/store.js'
 import { openEventStream } from '../events/sse-client.js'
+import { waitFor } from '../wait.js'
 
 interface Opened {
   status: number | 'no reply'
@@ -51,12 +52,13 @@ async function timed(url: string, headers: Record<string, string> = {}): Promise
 }
 
 async function connectionsSettle(app: FastifyInstance, atMost: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const open = await new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count)))
-    if (open <= atMost) return
-    await sleep(25)
-  }
+  const open = () => new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count)))
+  await waitFor(async () => (await open()) <= atMost, { timeoutMs: 5000, what: `at most ${atMost} open connections` })
 }
+
+/** Waits until the instance holds `count` long-lived requests (event streams, waiting claims). */
+const heldSettle = (app: FastifyInstance, count: number, timeoutMs = 2000) =>
+  waitFor(() => app.heldRequests.held === count, { timeoutMs, what: `${count} held requests` })
 
 describe('fair-share settings', () => {
   it('default to an eighth and a quarter of TANDEM_MAX_CONNECTIONS, at least one, and are configurable', () => {
@@ -119,7 +121,7 @@ for (const dialect of dialects()) {
         for (const attempt of attempts) attempt.close()
       }
       // Closed streams give their slots back.
-      for (let i = 0; i < 100 && app.heldRequests.held > 0; i++) await sleep(20)
+      await heldSettle(app, 0)
       const again = await openStream(url, greedy)
       assert.equal(again.status, 200)
       again.close()
@@ -144,10 +146,7 @@ for (const dialect of dialects()) {
     })
     after(() => app.close())
 
-    const until = async (held: number) => {
-      for (let i = 0; i < 100 && app.heldRequests.held !== held; i++) await sleep(20)
-      assert.equal(app.heldRequests.held, held)
-    }
+    const until = (held: number) => heldSettle(app, held)
 
     it('a key holds at most its share, a peer at most its own, and a closed stream frees its slot', async () => {
       const url = `${base}/api/streams/${streamId}/events`
@@ -212,8 +211,7 @@ for (const dialect of dialects()) {
       const ended = await Promise.race([feed.ended.then(() => true), sleep(5000).then(() => false)])
       feed.close()
       assert.ok(ended, 'the inbox feed was still open after 5 s')
-      for (let i = 0; i < 50 && app.heldRequests.held > 0; i++) await sleep(20)
-      assert.equal(app.heldRequests.held, 0)
+      await heldSettle(app, 0, 1000)
     })
   })
 }

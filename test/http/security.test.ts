@@ -8,6 +8,7 @@ import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { build, dialects, send } from '../helpers.js'
+import { waitFor } from '../wait.js'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
 
@@ -142,6 +143,9 @@ describe('connection limits', () => {
     await once(socket, 'connect')
     return socket
   }
+  // How many connections the server holds, once it has seen them arrive or close.
+  const serverConnections = () => new Promise<number>((resolve, reject) => app.server.getConnections((error, n) => (error ? reject(error) : resolve(n))))
+  const connections = (count: number) => waitFor(async () => (await serverConnections()) === count, { what: `the server to hold ${count} connections` })
   const closed = (socket: Socket) => new Promise<string>((resolve) => {
     let data = ''
     socket.on('data', (chunk) => (data += chunk))
@@ -151,16 +155,18 @@ describe('connection limits', () => {
 
   it('closes connections beyond TANDEM_MAX_CONNECTIONS at once, and serves again when one closes', async () => {
     const held = [await open(), await open(), await open()]
-    // Let the server count them before the next one arrives.
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // The server counts them before the next one arrives.
+    await connections(3)
     const extra = await open()
     const answer = await Promise.race([closed(extra), new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 5000))])
     assert.equal(answer, '', 'the fourth connection is closed without an answer')
     held[0]?.destroy()
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await connections(2)
     assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200)
+    // Closed on the server's side too before the next test opens its own (fetch may keep its connection open).
+    const counted = await serverConnections()
     for (const socket of held) socket.destroy()
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await connections(counted - 2)
   })
 
   it('cuts a slow-loris client with a 408 within the headers time-out, and closes an idle keep-alive connection', async () => {

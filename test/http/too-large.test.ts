@@ -42,6 +42,7 @@ async function postThenRead(port: number, body: Buffer, chunked: boolean, type =
     await sleep(1)
   }
   if (chunked && !socket.destroyed) socket.write('0\r\n\r\n')
+  // Part of the client it plays: a moment after the body before it starts reading.
   await sleep(50)
   let answer = ''
   socket.setEncoding('utf8')

@@ -3,10 +3,15 @@
 // later when asked, replace each other by key, are retried when they throw, and survive a restart.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import pg from 'pg'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { enqueueJob, removeJob, type AnyTaskList, type JobContext } from '../../src/jobs/index.js'
-import { TEST_SECRET_KEY, dialects, freshDatabase } from '../helpers.js'
+import { TEST_SECRET_KEY, dialects, freshDatabase, type TestDatabase } from '../helpers.js'
+import { waitFor as waitUntil } from '../wait.js'
 import { QUEUE_LIMIT } from '../../src/jobs/sqlite.js'
 
 const seen = new Map<string, Array<{ value: number; attempt: number }>>()
@@ -24,10 +29,22 @@ tasks['test.record'] = (async (payload: { tag: string; value: number }, context:
 }) as AnyTaskList[string]
 
 // Jobs of the scattered-times test: each records when it ran; a chained one enqueues a follow-up due soon.
-const scattered = new Map<string, { due: Map<string, number>; ran: Map<string, number[]> }>()
+const scattered = new Map<string, { due: Map<string, number>; ran: Map<string, number[]>; active: number }>()
 tasks['test.scattered'] = (async (payload: { prefix: string; tag: string; chain: boolean; slowMs: number }, context: JobContext) => {
   const state = scattered.get(payload.prefix)
   if (!state) return
+  state.active++
+  try {
+    await runScattered(state, payload, context)
+  } finally {
+    state.active--
+  }
+}) as AnyTaskList[string]
+async function runScattered(
+  state: { due: Map<string, number>; ran: Map<string, number[]> },
+  payload: { prefix: string; tag: string; chain: boolean; slowMs: number },
+  context: JobContext,
+): Promise<void> {
   state.ran.set(payload.tag, [...(state.ran.get(payload.tag) ?? []), Date.now()])
   if (payload.chain) {
     const tag = `${payload.tag}-next`
@@ -37,21 +54,41 @@ tasks['test.scattered'] = (async (payload: { prefix: string; tag: string; chain:
       await enqueueJob(trx, 'test.scattered', { prefix: payload.prefix, tag, chain: false, slowMs: 0 }, { runAt: new Date(runAt) })
     })
   }
-  if (payload.slowMs > 0) await new Promise((r) => setTimeout(r, payload.slowMs))
-}) as AnyTaskList[string]
-
-async function waitFor(check: () => boolean, ms = 10000): Promise<void> {
-  const until = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out waiting')
-    await new Promise((r) => setTimeout(r, 20))
-  }
+  if (payload.slowMs > 0) await sleep(payload.slowMs)
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-// graphile-worker's runner resolves stop() a moment before its pool's last connections are gone; dropping the
-// database under them would end them with an error.
-const settle = () => sleep(500)
+const waitFor = (check: () => boolean, timeoutMs = 10000, what = 'the jobs to run') => waitUntil(check, { timeoutMs, what })
+
+/**
+ * How many of this file's jobs (named `prefix`…) are still in the queue, taken or not: a job leaves it only when
+ * it is done, so none left means every job that was ever committed has run to its end.
+ */
+async function queued(app: FastifyInstance, prefix: string): Promise<number> {
+  const db = app.database.db
+  if (app.database.dialect === 'sqlite') {
+    const row = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('name', 'like', `${prefix}%`).executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+  const schema = app.database.schema ? `${app.database.schema}_jobs` : 'graphile_worker'
+  const { rows } = await sql<{ n: string }>`
+    select count(*) as n from ${sql.id(schema, '_private_jobs')} j join ${sql.id(schema, '_private_tasks')} t on t.id = j.task_id
+    where t.identifier like ${`${prefix}%`}`.execute(db)
+  return Number(rows[0]?.n)
+}
+
+// Dropping a PostgreSQL database ends the connections still open to it; one of a closed app's pools ending that
+// way would be an error. Wait until the server has none left (SQLite: nothing to wait for).
+async function settle(database: TestDatabase): Promise<void> {
+  if (!database.url.startsWith('postgres')) return
+  const name = new URL(database.url).pathname.slice(1)
+  const admin = new pg.Client({ connectionString: process.env.TANDEM_TEST_POSTGRES_URL })
+  await admin.connect()
+  try {
+    await waitUntil(async () => Number((await admin.query('select count(*) as n from pg_stat_activity where datname = $1', [name])).rows[0].n) === 0, { what: `the connections to ${name} to close` })
+  } finally {
+    await admin.end()
+  }
+}
 
 for (const dialect of dialects()) {
   describe(`jobs (${dialect})`, () => {
@@ -81,13 +118,15 @@ for (const dialect of dialects()) {
         await waitFor(() => (seen.get(later) ?? []).length >= 1)
         assert.ok(Date.now() - start >= 1400, 'a future job does not run early')
         await waitFor(() => (seen.get(keyed) ?? []).length >= 1)
-        await sleep(1500)
+        // Nothing more can run once the queue holds none of them: a second run, the rolled-back, the replaced or the
+        // removed job would each have had to be in it.
+        await waitUntil(async () => (await queued(app, 'test.record')) === 0, { what: 'the queue to drain' })
         assert.deepEqual(seen.get(tag)?.map((s) => s.value), [1], 'the committed job ran once; the rolled-back one never')
         assert.deepEqual(seen.get(keyed)?.map((s) => s.value), [5])
         assert.equal(seen.get(removed), undefined)
       } finally {
         await app.close()
-        await settle()
+        await settle(database)
         await database.drop()
       }
     })
@@ -104,7 +143,8 @@ for (const dialect of dialects()) {
       const prefix = `${dialect}-scatter-${Math.random()}`
       const due = new Map<string, number>()
       const ran = new Map<string, number[]>()
-      scattered.set(prefix, { due, ran })
+      const state = { due, ran, active: 0 }
+      scattered.set(prefix, state)
       try {
         await app.ready()
         const { db } = app.database
@@ -118,12 +158,14 @@ for (const dialect of dialects()) {
               if (rollBack) throw new Error('roll back')
               due.set(tag, runAt)
             }).catch(() => {})
+            // Random gaps between the writers' transactions, so that they interleave differently each run.
             await sleep(Math.floor(Math.random() * 30))
           }
         })
         await Promise.all(writers)
         await waitFor(() => [...due.keys()].every((tag) => ran.has(tag)) && Date.now() > Math.max(...due.values()) + 1000, 60000)
-        await sleep(1000)
+        // A job runs again only from the queue: once it holds none and no handler is running, every run is counted.
+        await waitUntil(async () => (await queued(app, 'test.scattered')) === 0 && state.active === 0, { what: 'the queue to drain' })
         const late: string[] = []
         for (const [tag, at] of due) {
           const runs = ran.get(tag) ?? []
@@ -136,7 +178,7 @@ for (const dialect of dialects()) {
       } finally {
         scattered.delete(prefix)
         await app.close()
-        await settle()
+        await settle(database)
         await database.drop()
       }
     })
@@ -153,7 +195,7 @@ for (const dialect of dialects()) {
         assert.deepEqual(seen.get(tag), [{ value: 7, attempt: 2 }])
       } finally {
         await app.close()
-        await settle()
+        await settle(database)
         await database.drop()
       }
     })
@@ -166,8 +208,10 @@ for (const dialect of dialects()) {
         const idle = await buildApp(config('0'), { connect: { schema: database.schema, poolSize: 4 }, extraTasks: tasks })
         await idle.ready()
         await enqueueJob(idle.database.db, 'test.record', { tag, value: 8 })
+        // No event says that a runner which should not exist did not take the job: give one the time it would need.
         await sleep(500)
         assert.equal(seen.get(tag), undefined)
+        assert.equal(await queued(idle, 'test.record'), 1, 'the job is still queued')
         await idle.close()
         const busy = await buildApp(config('2'), { connect: { schema: database.schema, poolSize: 4 }, extraTasks: tasks })
         try {
@@ -177,7 +221,7 @@ for (const dialect of dialects()) {
           await busy.close()
         }
       } finally {
-        await settle()
+        await settle(database)
         await database.drop()
       }
     })
@@ -204,7 +248,7 @@ async function handle(payload: { tag: string; ms: number; block?: boolean }, con
   if (payload.block) {
     await Promise.race([blocked, new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))])
     if (context.signal.aborted) throw new Error('stopped before it was done')
-  } else await sleep(payload.ms)
+  } else await sleep(payload.ms) // the job's work, long enough that the slots stay full
   entry.completed++
 }
 
@@ -275,7 +319,8 @@ describe('jobs handed over at their commit (startAtCommit, sqlite)', () => {
       try {
         await second.ready()
         await waitFor(() => tags.every((tag) => handed.get(tag)?.completed === 1))
-        await sleep(300)
+        // A job runs again only from the queue (a row, taken or not): none left and none running, every run is counted.
+        await waitUntil(async () => (await queued(second, 'test.handed')) === 0 && running.now === 0, { what: 'the queue to drain' })
         assert.deepEqual(tags.map((tag) => handed.get(tag)?.completed), [1, 1, 1, 1])
         assert.deepEqual(await second.database.db.selectFrom('jobs').select('id').execute(), [])
       } finally {
