@@ -13,7 +13,7 @@ import { StreamResponse } from '@a2a-js/sdk'
 import type { Database } from '../db/database.js'
 import { enqueueJob, type JobHandler, type JobPayloads } from '../jobs/index.js'
 import { newId, now } from '../ids.js'
-import { deadline } from '../net/deadline.js'
+import { postWebhook, type Attempt } from '../events/webhooks/post.js'
 import { backoffMs } from '../net/backoff.js'
 import { signerOf } from './push-signing.js'
 
@@ -49,16 +49,6 @@ export async function schedulePushes(db: Kysely<Database>, runId: string, update
   }
 }
 
-type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string }
-
-function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  const cause = (error as { cause?: { code?: string; message?: string; name?: string } }).cause
-  const denied = (error as Error).name === 'EgressDeniedError' ? (error as Error) : cause?.name === 'EgressDeniedError' ? cause : undefined
-  if (denied) return `${denied.message} (egress guard; TANDEM_EGRESS_ALLOW opens ranges)`
-  if (timedOut) return `no answer within ${timeoutMs} ms`
-  return `the connection failed (${cause?.code ?? cause?.message ?? (error as Error).message})`
-}
-
 interface Secrets {
   token: string | null
   scheme: string | null
@@ -78,21 +68,7 @@ async function post(app: FastifyInstance, url: string, deliveryId: string, paylo
   const key = secrets.token ?? secrets.credentials
   const signer = key ? signerOf(key) : null
   if (signer) headers['webhook-signature'] = signer.sign(deliveryId, timestamp, payload)
-  const timeoutMs = app.config.webhookTimeoutMs
-  const limit = deadline(timeoutMs, shutdown)
-  try {
-    const response = await app.egress.fetch(url, { method: 'POST', headers, body: payload, redirect: 'manual', signal: limit.signal })
-    // Only the status counts: a receiver that streams garbage cannot hold us.
-    await response.body?.cancel().catch(() => undefined)
-    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status }
-    if (response.status >= 300 && response.status < 400) return { ok: false, status: response.status, error: `the endpoint answered ${response.status} (a redirect; redirects are not followed)` }
-    return { ok: false, status: response.status, error: `the endpoint answered ${response.status}` }
-  } catch (error) {
-    if (shutdown.aborted) throw error
-    return { ok: false, status: null, error: describeFailure(error, limit.expired, timeoutMs) }
-  } finally {
-    limit.clear()
-  }
+  return postWebhook(app, url, headers, payload, shutdown)
 }
 
 /** Keeps the config's latest MAX_FINISHED_PUSHES finished deliveries (ids are time-ordered): the rest go. */

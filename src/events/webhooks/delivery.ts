@@ -9,7 +9,7 @@ import { Webhook as Signer } from 'standardwebhooks'
 import { enqueueJob, type JobHandler, type JobPayloads } from '../../jobs/index.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
-import { deadline } from '../../net/deadline.js'
+import { postWebhook, type Attempt } from './post.js'
 import { backoffMs } from '../../net/backoff.js'
 import { DELIVER_WEBHOOK_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
@@ -23,16 +23,6 @@ const MAX_ATTEMPTS = 8
 const DISABLE_AFTER_FAILURES = 50
 const MAX_ERROR_LENGTH = 500
 
-
-type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string }
-
-function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if ((error as Error).name === 'EgressDeniedError') return `${(error as Error).message} (egress guard; TANDEM_EGRESS_ALLOW opens ranges)`
-  if (timedOut) return `no answer within ${timeoutMs} ms`
-  const cause = (error as { cause?: { code?: string; message?: string; name?: string } }).cause
-  if (cause?.name === 'EgressDeniedError') return `${cause.message} (egress guard; TANDEM_EGRESS_ALLOW opens ranges)`
-  return `the connection failed (${cause?.code ?? cause?.message ?? (error as Error).message})`
-}
 
 /** Each attempt is a span of its own under the delivery's; a delivery of an event with no known trace sends none. */
 function traceHeader(stored: string | null): { traceparent?: string } {
@@ -50,27 +40,7 @@ async function post(app: FastifyInstance, webhook: WebhookRow, delivery: Deliver
     'webhook-signature': new Signer(secret).sign(delivery.id, timestamp, delivery.payload),
     ...traceHeader(delivery.traceparent),
   }
-  const timeoutMs = app.config.webhookTimeoutMs
-  const limit = deadline(timeoutMs, shutdown)
-  try {
-    const response = await app.egress.fetch(webhook.url, {
-      method: 'POST',
-      headers,
-      body: delivery.payload,
-      redirect: 'manual',
-      signal: limit.signal,
-    })
-    // The body is not read: only the status counts (and a receiver that streams garbage cannot hold us).
-    await response.body?.cancel().catch(() => undefined)
-    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status }
-    if (response.status >= 300 && response.status < 400) return { ok: false, status: response.status, error: `the endpoint answered ${response.status} (a redirect; redirects are not followed)` }
-    return { ok: false, status: response.status, error: `the endpoint answered ${response.status}` }
-  } catch (error) {
-    if (shutdown.aborted) throw error
-    return { ok: false, status: null, error: describeFailure(error, limit.expired, timeoutMs) }
-  } finally {
-    limit.clear()
-  }
+  return postWebhook(app, webhook.url, headers, delivery.payload, shutdown)
 }
 
 /** Runs one attempt of a delivery, if it is still pending, and records its outcome. */
