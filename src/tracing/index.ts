@@ -33,7 +33,7 @@ export interface SpanSpec {
   end: number
   attributes: Attributes
   error?: string | null
-  /** Spans of other traces this one is linked to (the request that ended it). */
+  /** Spans of other traces this one is linked to (the request that ended it; the run whose message started it). */
   links?: Array<{ traceId: string; spanId: string; flags: string }>
 }
 
