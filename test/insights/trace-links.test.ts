@@ -109,6 +109,15 @@ for (const dialect of dialects()) {
       const all = otlp.bodies.join('\n')
       assert.ok(!all.includes('do-not-leak'), 'no run input')
       assert.ok(!all.includes('confidential'), 'no message text')
+      // Nor any token or secret the agent was handed (the task's token, a signature or authorization header).
+      const secrets: string[] = []
+      const walk = (value: unknown, key = ''): void => {
+        if (typeof value === 'string' && /token|secret|authorization|signature/i.test(key) && value.length >= 16) secrets.push(value)
+        else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, k)
+      }
+      for (const delivery of agent.deliveries) walk({ headers: delivery.headers, body: delivery.body })
+      assert.ok(secrets.length > 0, 'the agent was handed a token')
+      for (const secret of secrets) assert.ok(!all.includes(secret), 'no token or secret')
     })
 
     it('without an OTLP endpoint a triggered run stores no trace', { timeout: 30000 }, async () => {
