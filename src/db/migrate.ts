@@ -36,6 +36,7 @@ import * as messageStreamLength from './migrations/0130_message_stream_length.js
 import * as insightAgentDays from './migrations/0125_insight_agent_days.js'
 import * as a2aPush from './migrations/0135_a2a_push.js'
 import * as insightRollupDimensions from './migrations/0137_insight_rollup_dimensions.js'
+import * as runTraceLink from './migrations/0138_run_trace_link.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -74,6 +75,7 @@ const migrations: Record<string, Migration> = {
   '0125_insight_agent_days': insightAgentDays,
   '0135_a2a_push': a2aPush,
   '0137_insight_rollup_dimensions': insightRollupDimensions,
+  '0138_run_trace_link': runTraceLink,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

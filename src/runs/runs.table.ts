@@ -20,6 +20,8 @@ export interface RunTable {
   depth: Generated<number>
   /** 0070: 1 once a call of the task tool route was made in the run (tool-calls/task.ts), else 0. */
   route_calls: Generated<number>
+  /** 0138: the span the run's invoke_workflow links to (src/tracing/triggered.ts); null without traces or a known cause. */
+  trace_link: Generated<string | null>
 }
 
 export interface RunTaskTable {

@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { IdGenerator } from '@opentelemetry/sdk-trace-base'
 
-export function derivedSpanId(kind: 'invoke_workflow' | 'execute_tool', id: string): string {
+export function derivedSpanId(kind: 'invoke_workflow' | 'execute_tool' | 'root', id: string): string {
   const hex = createHash('sha256').update(`${kind}:${id}`).digest('hex').slice(0, 16)
   return hex === '0000000000000000' ? '0000000000000001' : hex
 }

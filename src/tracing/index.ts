@@ -9,7 +9,7 @@ import client from 'prom-client'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api'
 import {
-  AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter,
+  AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler, type SpanExporter,
 } from '@opentelemetry/sdk-trace-base'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { parseTraceparent, traceparentFor } from '../http/trace.js'
@@ -19,6 +19,7 @@ import type { TracingSettings } from '../tracing-settings.js'
 import { BoundedBatchProcessor } from './processor.js'
 import { ChosenIdGenerator, derivedSpanId } from './ids.js'
 import { PROVIDER_NAMES, spansOfTask } from './task-spans.js'
+import { rootMarker } from './triggered.js'
 
 export interface SpanSpec {
   name: string
@@ -32,7 +33,7 @@ export interface SpanSpec {
   end: number
   attributes: Attributes
   error?: string | null
-  /** Spans of other traces this one is linked to (the request that ended it). */
+  /** Spans of other traces this one is linked to (the request that ended it; the run whose message started it). */
   links?: Array<{ traceId: string; spanId: string; flags: string }>
 }
 
@@ -65,7 +66,8 @@ export async function startTracing(app: FastifyInstance, settings: TracingSettin
     .merge(detected)
     .merge(resourceFromAttributes({ ...settings.resourceAttributes, ...(settings.serviceName ? { 'service.name': settings.serviceName } : {}) }))
   const processor = new BoundedBatchProcessor(await exporterOf(settings), settings, (count, reason) => dropped.inc({ reason }, count))
-  const provider = new BasicTracerProvider({ resource, sampler: samplerOf(settings), idGenerator: ids, spanProcessors: [processor] })
+  const sampler = samplerOf(settings)
+  const provider = new BasicTracerProvider({ resource, sampler, idGenerator: ids, spanProcessors: [processor] })
   const tracer: Tracer = provider.getTracer('tandem')
 
   const record: RecordSpan = (spec) => {
@@ -120,6 +122,9 @@ export async function startTracing(app: FastifyInstance, settings: TracingSettin
   }
 
   dbContext(app.database.db).tracesOn = true
+  // A triggered run's new trace is sampled as the root invoke_workflow will be (src/tracing/triggered.ts).
+  dbContext(app.database.db).sampleRoot = (traceId) =>
+    sampler.shouldSample(ROOT_CONTEXT, traceId, 'invoke_workflow', SpanKind.INTERNAL, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED
   onInsightEvent(app.database.db, (event, db) => spansOfEvent(event, linked, settings, db))
   // Shutting down flushes what is queued, for at most OTEL_BSP_EXPORT_TIMEOUT (5 s at most): a collector that is down
   // never holds the process.
@@ -136,17 +141,28 @@ async function spansOfEvent(event: InsightEvent, record: RecordSpan, settings: T
   if (!context) return
   if (event.type === 'run_finished') {
     const { run } = event
+    // A run no request started (src/tracing/triggered.ts) is its trace's root: it names what started it, and
+    // links to the run whose message did, when that is known.
+    const root = context.spanId === rootMarker(context.traceId)
+    const started = root ? await db.selectFrom('runs').select(['trigger_kind', 'trigger_id', 'trace_link']).where('id', '=', run.id).executeTakeFirst() : undefined
+    const link = parseTraceparent(started?.trace_link ?? undefined)
+    const triggerKey = started?.trigger_id ? TRIGGER_ATTRIBUTES[started.trigger_kind] : undefined
     record({
       name: `invoke_workflow ${run.triggerName}`,
       kind: SpanKind.INTERNAL,
       traceId: context.traceId,
       spanId: derivedSpanId('invoke_workflow', run.id),
       flags: context.flags,
-      parentSpanId: context.spanId,
+      parentSpanId: root ? null : context.spanId,
       start: Date.parse(run.createdAt),
       end: Date.parse(run.finishedAt ?? new Date().toISOString()),
-      attributes: { 'gen_ai.operation.name': 'invoke_workflow', 'gen_ai.workflow.name': run.triggerName, 'gen_ai.agent.name': run.triggerName, 'tandem.run.id': run.id, 'tandem.cycle.id': run.cycleId },
+      attributes: {
+        'gen_ai.operation.name': 'invoke_workflow', 'gen_ai.workflow.name': run.triggerName, 'gen_ai.agent.name': run.triggerName, 'tandem.run.id': run.id, 'tandem.cycle.id': run.cycleId,
+        ...(started ? { 'tandem.trigger.kind': started.trigger_kind } : {}),
+        ...(triggerKey && started?.trigger_id ? { [triggerKey]: started.trigger_id } : {}),
+      },
       error: run.status === 'failed' ? (run.error?.type.split(':').pop() ?? 'failed') : null,
+      ...(link ? { links: [link] } : {}),
     })
   } else if (event.type === 'model_step') {
     // A model call of Tandem's loop, under the task's invoke_agent; no message text (the content opt-in covers
@@ -196,6 +212,9 @@ async function spansOfEvent(event: InsightEvent, record: RecordSpan, settings: T
     })
   }
 }
+
+/** The attribute naming what started a triggered run, per runs.trigger_kind. */
+const TRIGGER_ATTRIBUTES: Record<string, string> = { schedule: 'tandem.schedule.id', message: 'tandem.message_trigger.id', hook: 'tandem.hook.id' }
 
 function randomSpanId(): string {
   return randomBytes(8).toString('hex')

@@ -8,6 +8,7 @@ import { triggeredCycles } from '../runs/service.js'
 import { createRun, type Transition } from '../runs/machine/machine.js'
 import type { Run, RunTrigger } from '../runs/schemas.js'
 import { AppError } from '../http/problem.js'
+import { triggeredTraceparent } from '../tracing/triggered.js'
 
 export interface FireDeps {
   settings: RunsConfig
@@ -30,6 +31,8 @@ export interface FireRequest {
   depth?: number
   /** A cycle that must not be started (the one whose run wrote the message). */
   excludeCycleId?: string
+  /** The span the runs' invoke_workflow links to (a traceparent: the run whose message fired them), when known. */
+  traceLink?: string | null
 }
 
 /**
@@ -38,11 +41,14 @@ export interface FireRequest {
  */
 export async function fireStreamTrigger(deps: FireDeps, trx: Kysely<Database>, request: FireRequest): Promise<Run[]> {
   const cycles = await triggeredCycles(trx, request.workspaceId, request.streamId, request.triggerName)
-  const t: Transition = { db: trx, workspaceId: request.workspaceId, settings: deps.settings, traceparent: null }
   const runs: Run[] = []
   for (const cycle of cycles) {
     if (cycle.id === request.excludeCycleId) continue
-    runs.push(await createRun(t, { cycle, input: request.input, createdBy: request.createdBy, trigger: request.trigger, depth: request.depth ?? 0 }))
+    // No request started these runs: each is a trace of its own when traces are on (src/tracing/triggered.ts).
+    const t: Transition = { db: trx, workspaceId: request.workspaceId, settings: deps.settings, traceparent: triggeredTraceparent(trx) }
+    const run = await createRun(t, { cycle, input: request.input, createdBy: request.createdBy, trigger: request.trigger, depth: request.depth ?? 0 })
+    if (t.traceparent && request.traceLink) await trx.updateTable('runs').set({ trace_link: request.traceLink }).where('id', '=', run.id).execute()
+    runs.push(run)
   }
   return runs
 }

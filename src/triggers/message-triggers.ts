@@ -15,6 +15,7 @@ import { triggeredCycles } from '../runs/service.js'
 import { AppError } from '../http/problem.js'
 import { chainOf, joinChain, MAX_RUNS_PER_CHAIN, purgeChains, reserveRuns } from './chains.js'
 import { recordRefusal, type RefusalSink } from './refusals.js'
+import { causeOfRun } from '../tracing/triggered.js'
 
 declare module '../jobs/registry.js' {
   interface JobPayloads {
@@ -160,6 +161,8 @@ export async function fireMessageTriggers(deps: JobFireDeps & RefusalSink, db: K
         `a message trigger started nothing: the message's chain has started ${reserved.runs} runs, and one chain starts at most ${MAX_RUNS_PER_CHAIN}`)
       return
     }
+    // The run that wrote the message is the runs' cause in traces (a person's message keeps no request's span).
+    const traceLink = job.origin ? await causeOfRun(trx, job.origin.runId) : null
     for (const trigger of triggers) {
       const runs = await fireStreamTriggerInJob(deps, trx, {
         workspaceId: job.workspaceId,
@@ -171,6 +174,7 @@ export async function fireMessageTriggers(deps: JobFireDeps & RefusalSink, db: K
         trigger: { kind: 'message', id: trigger.id },
         depth: job.origin ? job.origin.depth + 1 : 0,
         ...(job.origin ? { excludeCycleId: job.origin.cycleId } : {}),
+        traceLink,
       })
       for (const run of runs) await joinChain(trx, root, run.id)
     }
