@@ -274,7 +274,9 @@ describe('jobs handed over at their commit (startAtCommit, sqlite)', () => {
       }).catch(() => {})
       // Two run, six wait in the worker's queue: every row is already taken (no claim will read it).
       const rows = await db.selectFrom('jobs').select(['payload', 'locked_at']).where('name', '=', 'test.handed').execute()
-      assert.equal(rows.length, 8)
+      // On a busy machine the first jobs may already be done (a done job's row is deleted): the rest are all there.
+      const finished = tags.filter((tag) => handed.get(tag)?.completed === 1).length
+      assert.ok(rows.length <= 8 && rows.length >= 8 - finished, `${rows.length} rows, ${finished} jobs done`)
       assert.ok(rows.every((row) => row.locked_at !== null), 'handed-over jobs are written as taken')
       // A job of the table, due while the queue still holds work: the next freed slot takes it before the queue.
       const fromTable = `${prefix}-table`
