@@ -81,11 +81,13 @@ export async function freshDatabase(dialect: Dialect, options: { ownDatabase?: b
 /**
  * The app on a fresh database. On PostgreSQL, graphile-worker's runners LISTEN on database-wide channels (a new
  * worker schema anywhere in the database tells every runner there to stop): so by default an app on a shared
- * test database runs no jobs (TANDEM_WORKERS=0), and a test that needs them asks for `ownDatabase`.
+ * test database runs no jobs (TANDEM_WORKERS=0), and a test that asks for workers gets its own database.
  */
 export async function build(dialect: Dialect, env: Record<string, string> = {}, options: { ownDatabase?: boolean } = {}): Promise<FastifyInstance> {
-  const database = await freshDatabase(dialect, options)
-  const workers = dialect === 'postgres' && !options.ownDatabase ? '0' : '8'
+  // Workers asked for on PostgreSQL: a database of their own, or another file's migration would stop them mid-run.
+  const ownDatabase = options.ownDatabase ?? (dialect === 'postgres' && env.TANDEM_WORKERS !== undefined && env.TANDEM_WORKERS !== '0')
+  const database = await freshDatabase(dialect, { ownDatabase })
+  const workers = dialect === 'postgres' && !ownDatabase ? '0' : '8'
   const config: Config = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TANDEM_WORKERS: workers, TANDEM_SECRET_KEY: TEST_SECRET_KEY, ...env, DATABASE_URL: database.url })
   const app = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 } })
   app.addHook('onClose', async () => {

@@ -59,8 +59,15 @@ export async function getRun(app: FastifyInstance, runId: string) {
 /** Waits until the run is in `status` (any of them) and returns it. */
 export async function runIn(app: FastifyInstance, runId: string, status: string | string[], ms = 15000) {
   const wanted = [status].flat()
-  return waitFor(async () => {
-    const run = await getRun(app, runId)
-    return wanted.includes(run.status) ? run : undefined
-  }, ms, `run ${runId} to be ${wanted.join('|')}`)
+  let last: Awaited<ReturnType<typeof getRun>> | undefined
+  try {
+    return await waitFor(async () => {
+      last = await getRun(app, runId)
+      return wanted.includes(last.status) ? last : undefined
+    }, ms, `run ${runId} to be ${wanted.join('|')}`)
+  } catch (error) {
+    // Say where the run stood, so a timeout in CI tells what it was doing.
+    const phases = (last?.phases ?? []).map((p: { status?: string }) => p.status).join(',')
+    throw new Error(`${(error as Error).message}; it was ${last?.status ?? 'unread'} (phases: ${phases || 'none'})`)
+  }
 }
