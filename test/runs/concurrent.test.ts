@@ -1,0 +1,58 @@
+// Many runs of one agent on one stream at once, on both databases: every start is a 201, every run ends, and
+// each phase's answer is posted once. On PostgreSQL a run's change appends to the stream (locking it) before it
+// writes the agent's shared scorecard rollup rows, the order an answer takes too; in the other order two such
+// transactions deadlock (40P01) and the request that starts a run answers 500.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { build, dialects, send } from '../helpers.js'
+import { startAgentServer, type AgentServer } from './agent-server.js'
+import { createAgent, createCycle, createStream, runIn } from './setup.js'
+
+const CLIENTS = 32
+const RUNS = 128
+
+for (const dialect of dialects()) {
+  describe(`concurrent runs of one agent on one stream (${dialect})`, () => {
+    let app: FastifyInstance
+    let agent: AgentServer
+
+    before(async () => {
+      app = await build(dialect, { TANDEM_WORKERS: '8', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' })
+      agent = await startAgentServer()
+    })
+    after(async () => {
+      await app.close()
+      await agent.close()
+    })
+
+    it(`${RUNS} runs started by ${CLIENTS} clients at once all start, and each ends with every phase answered once`, async () => {
+      const agentId = await createAgent(app, { endpointUrl: agent.url })
+      const streamId = await createStream(app)
+      const cycleId = await createCycle(app, streamId, [{ agentId }, { agentId }])
+      // CLIENTS at once, each starting its share of the runs one after the other while the others' runs advance.
+      const starts = (
+        await Promise.all(
+          Array.from({ length: CLIENTS }, async (_, client) => {
+            const mine = []
+            for (let i = client; i < RUNS; i += CLIENTS) mine.push(await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, { input: { ticket: i } }))
+            return mine
+          }),
+        )
+      ).flat()
+      assert.deepEqual(starts.map((r) => r.statusCode), Array(RUNS).fill(201), starts.find((r) => r.statusCode !== 201)?.body)
+      const ids: string[] = starts.map((r) => r.json().id)
+      const ended = await Promise.all(ids.map((id) => runIn(app, id, ['succeeded', 'failed'], 60000)))
+      assert.deepEqual(ended.map((r) => r.status), Array(RUNS).fill('succeeded'))
+      for (const id of ids) assert.equal(agent.deliveries.filter((d) => d.body.run.id === id).length, 2, `run ${id}: one delivery per phase`)
+      let answers = 0
+      for (let cursor: string | null = ''; cursor !== null; ) {
+        const page = await send(app, 'GET', `/api/chat/streams/${streamId}/messages?limit=100${cursor ? `&cursor=${cursor}` : ''}`)
+        assert.equal(page.statusCode, 200, page.body)
+        answers += page.json().data.filter((m: { authorType: string }) => m.authorType === 'agent').length
+        cursor = page.json().nextCursor
+      }
+      assert.equal(answers, RUNS * 2, 'one message per phase')
+    })
+  })
+}
