@@ -3,8 +3,9 @@
 // cycle, UTC day and agent. The engine keeps them by deltas in the same transaction as the rows they sum: a phase
 // run's new row minus its old one, added to its rows (an upsert that adds, so concurrent runs of one agent never
 // lose each other's counts), and each ended wait's time appended.
-import { sql, type Kysely } from 'kysely'
+import { sql, type Expression, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { prepared } from '../db/prepared.js'
 import type { InsightAgentDayTable, InsightPhaseRunTable } from './insights.table.js'
 
 type Summed = Exclude<keyof InsightAgentDayTable, 'workspace_id' | 'agent_id' | 'day' | 'decision_samples'>
@@ -51,6 +52,8 @@ export function dayContribution(row: InsightPhaseRunTable): DayDelta {
 interface Rollup {
   table: 'insight_agent_days' | 'insight_agent_hours' | 'insight_scope_days'
   keys: string[]
+  /** How many rows of it one per-phase-run row counts in (the length of rowsOf's answer). */
+  width: number
   rowsOf(row: RollupKey): Array<Record<string, string>>
 }
 
@@ -58,11 +61,12 @@ interface Rollup {
 type RollupKey = Pick<InsightPhaseRunTable, 'workspace_id' | 'agent_id' | 'started_at' | 'stream_id' | 'cycle_id'>
 
 const ROLLUPS: Rollup[] = [
-  { table: 'insight_agent_days', keys: ['workspace_id', 'agent_id', 'day'], rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, day: r.started_at.slice(0, 10) }] },
-  { table: 'insight_agent_hours', keys: ['workspace_id', 'agent_id', 'hour'], rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, hour: r.started_at.slice(0, 13) }] },
+  { table: 'insight_agent_days', keys: ['workspace_id', 'agent_id', 'day'], width: 1, rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, day: r.started_at.slice(0, 10) }] },
+  { table: 'insight_agent_hours', keys: ['workspace_id', 'agent_id', 'hour'], width: 1, rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, hour: r.started_at.slice(0, 13) }] },
   {
     table: 'insight_scope_days',
     keys: ['workspace_id', 'scope', 'day', 'agent_id'],
+    width: 2,
     rowsOf: (r) => ['stream:' + r.stream_id, 'cycle:' + r.cycle_id].map((scope) => ({ workspace_id: r.workspace_id, scope, day: r.started_at.slice(0, 10), agent_id: r.agent_id })),
   },
 ]
@@ -96,16 +100,36 @@ export async function decisionTimeAdded(db: Kysely<Database>, key: RollupKey, ms
   for (const rollup of ROLLUPS) await addTo(db, rollup, rollup.rowsOf(key), ZERO, `${ms},`)
 }
 
+/**
+ * The upsert that adds a delta to a rollup's rows, compiled once per rollup (db/prepared.ts): it runs for every
+ * phase a change moves, and building and compiling it each time cost more than running it. Its parameters: each
+ * row's keys (in `keys` order), then the summed columns (in SUMMED order), then the decision samples to append.
+ */
+function adder(rollup: Rollup) {
+  const keyCount = rollup.width * rollup.keys.length
+  return prepared<unknown[], unknown>(keyCount + SUMMED.length + 1, (db, ...args: Array<Expression<unknown>>) => {
+    const summed = Object.fromEntries(SUMMED.map((c, i) => [c, args[keyCount + i]]))
+    const rows = Array.from({ length: rollup.width }, (_, row) => ({
+      ...Object.fromEntries(rollup.keys.map((key, k) => [key, args[row * rollup.keys.length + k]])),
+      ...summed,
+      decision_samples: args[keyCount + SUMMED.length],
+    }))
+    const column = (c: string) => sql`${sql.ref(`${rollup.table}.${c}`)}`
+    return db
+      .insertInto(rollup.table)
+      .values(rows as never)
+      .onConflict((oc) =>
+        oc.columns(rollup.keys as never).doUpdateSet({
+          ...(Object.fromEntries(SUMMED.map((c) => [c, sql`${column(c)} + excluded.${sql.ref(c)}`])) as Record<Summed, never>),
+          decision_samples: sql`${column('decision_samples')} || excluded.decision_samples`,
+        } as never),
+      )
+  })
+}
+
+const ADDERS = new Map(ROLLUPS.map((rollup) => [rollup, adder(rollup)]))
+
 async function addTo(db: Kysely<Database>, rollup: Rollup, rows: Array<Record<string, string>>, delta: DayDelta, samples: string): Promise<void> {
-  const column = (c: string) => sql`${sql.ref(`${rollup.table}.${c}`)}`
-  await db
-    .insertInto(rollup.table)
-    .values(rows.map((keys) => ({ ...keys, ...delta, decision_samples: samples })) as never)
-    .onConflict((oc) =>
-      oc.columns(rollup.keys as never).doUpdateSet({
-        ...(Object.fromEntries(SUMMED.map((c) => [c, sql`${column(c)} + excluded.${sql.ref(c)}`])) as Record<Summed, never>),
-        decision_samples: sql`${column('decision_samples')} || excluded.decision_samples`,
-      } as never),
-    )
-    .execute()
+  if (rows.length !== rollup.width) throw new Error(`${rollup.table}: ${rows.length} rows where its width is ${rollup.width}`)
+  await ADDERS.get(rollup)!(db, ...rows.flatMap((row) => rollup.keys.map((key) => row[key])), ...SUMMED.map((c) => delta[c]), samples)
 }
