@@ -3,7 +3,7 @@
 // cycle, UTC day and agent. The engine keeps them by deltas in the same transaction as the rows they sum: a phase
 // run's new row minus its old one, added to its rows (an upsert that adds, so concurrent runs of one agent never
 // lose each other's counts), and each ended wait's time appended.
-import { sql, type Expression, type Kysely } from 'kysely'
+import { sql, type Expression, type Kysely, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { InsightAgentDayTable, InsightPhaseRunTable } from './insights.table.js'
@@ -49,7 +49,7 @@ export function dayContribution(row: InsightPhaseRunTable): DayDelta {
 }
 
 /** A rollup the engine keeps by deltas, and the rows of it a per-phase-run row counts in (by their keys). */
-interface Rollup {
+export interface Rollup {
   table: 'insight_agent_days' | 'insight_agent_hours' | 'insight_scope_days'
   keys: string[]
   /** How many rows of it one per-phase-run row counts in (the length of rowsOf's answer). */
@@ -74,62 +74,79 @@ const ROLLUPS: Rollup[] = [
 const negate = (delta: DayDelta) => Object.fromEntries(SUMMED.map((c) => [c, -delta[c]])) as DayDelta
 const ZERO = Object.fromEntries(SUMMED.map((c) => [c, 0])) as DayDelta
 
-/** Moves a phase run's contribution from its old row (none when new) to its new one, in every rollup. */
-export async function phaseRowMoved(db: Kysely<Database>, old: InsightPhaseRunTable | undefined, row: InsightPhaseRunTable): Promise<void> {
+/** One upsert that adds `delta` (and appends `samples`) to `rows` of a rollup. */
+export interface Add {
+  rollup: Rollup
+  rows: Array<Record<string, string>>
+  delta: DayDelta
+  samples: string
+}
+
+/** What moving a phase run's contribution from its old row (none when new) to its new one adds, in every rollup. */
+export function rollupAdds(old: InsightPhaseRunTable | undefined, row: InsightPhaseRunTable): Add[] {
   const now = dayContribution(row)
   const was = old && dayContribution(old)
   const delta = was && (Object.fromEntries(SUMMED.map((c) => [c, now[c] - was[c]])) as DayDelta)
+  const adds: Add[] = []
   for (const rollup of ROLLUPS) {
     const rows = rollup.rowsOf(row)
     if (!old || !was || !delta) {
-      await addTo(db, rollup, rows, now, '')
+      adds.push({ rollup, rows, delta: now, samples: '' })
       continue
     }
     const oldRows = rollup.rowsOf(old)
     if (JSON.stringify(oldRows) !== JSON.stringify(rows)) {
-      await addTo(db, rollup, oldRows, negate(was), '')
-      await addTo(db, rollup, rows, now, '')
+      adds.push({ rollup, rows: oldRows, delta: negate(was), samples: '' }, { rollup, rows, delta: now, samples: '' })
     } else if (SUMMED.some((c) => delta[c] !== 0)) {
-      await addTo(db, rollup, rows, delta, '')
+      adds.push({ rollup, rows, delta, samples: '' })
     }
   }
+  return adds
+}
+
+/** Moves a phase run's contribution from its old row (none when new) to its new one, in every rollup. */
+export async function phaseRowMoved(db: Kysely<Database>, old: InsightPhaseRunTable | undefined, row: InsightPhaseRunTable): Promise<void> {
+  for (const add of rollupAdds(old, row)) await ADDERS.get(add.rollup)!(db, ...addParameters(add))
 }
 
 /** A decision time (ms) of a wait of the phase run the key places (its agent, start, stream and cycle). */
 export async function decisionTimeAdded(db: Kysely<Database>, key: RollupKey, ms: number): Promise<void> {
-  for (const rollup of ROLLUPS) await addTo(db, rollup, rollup.rowsOf(key), ZERO, `${ms},`)
+  for (const rollup of ROLLUPS) await ADDERS.get(rollup)!(db, ...addParameters({ rollup, rows: rollup.rowsOf(key), delta: ZERO, samples: `${ms},` }))
 }
+
+/** The parameters of an add, in the order addQuery takes them: each row's keys, the summed columns, the samples. */
+export function addParameters(add: Add): unknown[] {
+  if (add.rows.length !== add.rollup.width) throw new Error(`${add.rollup.table}: ${add.rows.length} rows where its width is ${add.rollup.width}`)
+  return [...add.rows.flatMap((row) => add.rollup.keys.map((key) => row[key])), ...SUMMED.map((c) => add.delta[c]), add.samples]
+}
+
+/** How many parameters an add of `rollup` takes. */
+export const addArity = (rollup: Rollup) => rollup.width * rollup.keys.length + SUMMED.length + 1
 
 /**
- * The upsert that adds a delta to a rollup's rows, compiled once per rollup (db/prepared.ts): it runs for every
- * phase a change moves, and building and compiling it each time cost more than running it. Its parameters: each
- * row's keys (in `keys` order), then the summed columns (in SUMMED order), then the decision samples to append.
+ * The upsert that adds a delta to a rollup's rows, built on expressions (db/prepared.ts compiles it once): its
+ * arguments as addParameters orders them.
  */
-function adder(rollup: Rollup) {
+export function addQuery(db: QueryCreator<Database>, rollup: Rollup, args: Array<Expression<unknown>>) {
   const keyCount = rollup.width * rollup.keys.length
-  return prepared<unknown[], unknown>(keyCount + SUMMED.length + 1, (db, ...args: Array<Expression<unknown>>) => {
-    const summed = Object.fromEntries(SUMMED.map((c, i) => [c, args[keyCount + i]]))
-    const rows = Array.from({ length: rollup.width }, (_, row) => ({
-      ...Object.fromEntries(rollup.keys.map((key, k) => [key, args[row * rollup.keys.length + k]])),
-      ...summed,
-      decision_samples: args[keyCount + SUMMED.length],
-    }))
-    const column = (c: string) => sql`${sql.ref(`${rollup.table}.${c}`)}`
-    return db
-      .insertInto(rollup.table)
-      .values(rows as never)
-      .onConflict((oc) =>
-        oc.columns(rollup.keys as never).doUpdateSet({
-          ...(Object.fromEntries(SUMMED.map((c) => [c, sql`${column(c)} + excluded.${sql.ref(c)}`])) as Record<Summed, never>),
-          decision_samples: sql`${column('decision_samples')} || excluded.decision_samples`,
-        } as never),
-      )
-  })
+  const summed = Object.fromEntries(SUMMED.map((c, i) => [c, args[keyCount + i]]))
+  const rows = Array.from({ length: rollup.width }, (_, row) => ({
+    ...Object.fromEntries(rollup.keys.map((key, k) => [key, args[row * rollup.keys.length + k]])),
+    ...summed,
+    decision_samples: args[keyCount + SUMMED.length],
+  }))
+  const column = (c: string) => sql`${sql.ref(`${rollup.table}.${c}`)}`
+  return db
+    .insertInto(rollup.table)
+    .values(rows as never)
+    .onConflict((oc) =>
+      oc.columns(rollup.keys as never).doUpdateSet({
+        ...(Object.fromEntries(SUMMED.map((c) => [c, sql`${column(c)} + excluded.${sql.ref(c)}`])) as Record<Summed, never>),
+        decision_samples: sql`${column('decision_samples')} || excluded.decision_samples`,
+      } as never),
+    )
 }
 
-const ADDERS = new Map(ROLLUPS.map((rollup) => [rollup, adder(rollup)]))
-
-async function addTo(db: Kysely<Database>, rollup: Rollup, rows: Array<Record<string, string>>, delta: DayDelta, samples: string): Promise<void> {
-  if (rows.length !== rollup.width) throw new Error(`${rollup.table}: ${rows.length} rows where its width is ${rollup.width}`)
-  await ADDERS.get(rollup)!(db, ...rows.flatMap((row) => rollup.keys.map((key) => row[key])), ...SUMMED.map((c) => delta[c]), samples)
-}
+// Each rollup's add compiled once: it runs for every phase a change moves, and building and compiling it each
+// time cost more than running it.
+const ADDERS = new Map(ROLLUPS.map((rollup) => [rollup, prepared<unknown[], unknown>(addArity(rollup), (db, ...args: Array<Expression<unknown>>) => addQuery(db, rollup, args))]))

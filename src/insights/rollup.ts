@@ -4,12 +4,14 @@
 // ended (the tool-call counts from the phase run's calls, read through tool_calls' run index), and adds the
 // difference to the summed rollups per day, hour and stream or cycle (day-rollup.ts). It also tells the metrics
 // and the traces (events.ts) of the decisions, ended waits, settled tasks and finished runs.
-import type { Expression, Kysely } from 'kysely'
+import { PostgresAdapter, type Expression, type Kysely, type QueryCreator } from 'kysely'
+import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
+import { keptOrMade } from '../kept.js'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { InsightPhaseRunTable } from './insights.table.js'
 import { endedWaits, isCounted, phaseRow, waitRow, type PhaseLike, type RunLike } from './rollup-rows.js'
-import { decisionTimeAdded, phaseRowMoved } from './day-rollup.js'
+import { addArity, addParameters, addQuery, decisionTimeAdded, phaseRowMoved, rollupAdds, type Rollup } from './day-rollup.js'
 import { emitInsight, tracesListen, type DecidedBy, type WaitOutcome } from './events.js'
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000'
@@ -91,23 +93,56 @@ async function decisionWaitEnded(t: InsightTransition, run: RunLike & { finished
 // time cost more than running them. The tool-call counts are the phase run's calls counted here (phaseRow): five
 // count subqueries in the upsert cost SQLite about 100 µs a row where this select costs a few.
 const selectPhaseRow = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_phase_runs').selectAll().where('phase_run_id', '=', id))
-const selectCalls = prepared(2, (db, runId: Expression<string>, phaseRunId: Expression<string>) =>
-  db.selectFrom('tool_calls').select(['phase_run_id', 'name', 'status', 'approval']).where('run_id', '=', runId).where('phase_run_id', '=', phaseRunId),
-)
+const callsOf = (db: QueryCreator<Database>, runId: Expression<string>, phaseRunId: Expression<string>) =>
+  db.selectFrom('tool_calls').select(['phase_run_id', 'name', 'status', 'approval']).where('run_id', '=', runId).where('phase_run_id', '=', phaseRunId)
+const selectCalls = prepared(2, (db, runId: Expression<string>, phaseRunId: Expression<string>) => callsOf(db, runId, phaseRunId))
 type Column = keyof InsightPhaseRunTable
 const COLUMNS = Object.keys({
   phase_run_id: 1, workspace_id: 1, agent_id: 1, run_id: 1, stream_id: 1, cycle_id: 1, trigger_name: 1, phase_id: 1, phase_name: 1, started_at: 1,
   gated: 1, answered: 1, approved: 1, revised: 1, rejected: 1, expired: 1, overridden: 1, tool_auto: 1, tool_approved: 1, tool_denied: 1,
   tool_failed: 1, questions: 1, input_tokens: 1, output_tokens: 1, cost_usd: 1, run_failed: 1,
 } satisfies Record<Column, 1>) as Column[]
-const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) =>
+const upsertQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>>) =>
   db
     .insertInto('insight_phase_runs')
     .values(Object.fromEntries(COLUMNS.map((c, i) => [c, args[i]])) as never)
-    .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(COLUMNS.filter((c) => c !== 'phase_run_id').map((c) => [c, eb.ref(`excluded.${c}`)])) as never)),
+    .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(COLUMNS.filter((c) => c !== 'phase_run_id').map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
+const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => upsertQuery(db, args))
+
+// PostgreSQL: every statement is a round trip, so a phase's move takes two: its old row and its calls in one
+// select, then its row and its rollups' adds in one statement (the adds as data-modifying WITH queries), compiled
+// once for each set of rollups a move adds to.
+const selectBefore = prepared(2, (db, runId: Expression<string>, phaseRunId: Expression<string>) =>
+  db.selectNoFrom((eb) => [
+    // Its columns named, not `*`: the statement is then prepared by name on each connection (db/connect.ts).
+    jsonObjectFrom(eb.selectFrom('insight_phase_runs').select(COLUMNS).where('phase_run_id', '=', phaseRunId)).as('old'),
+    jsonArrayFrom(callsOf(eb as unknown as QueryCreator<Database>, runId, phaseRunId)).as('calls'),
+  ]),
 )
+const writers = new Map<string, (db: Kysely<Database>, ...args: unknown[]) => Promise<unknown[]>>()
+function writerOf(rollups: Rollup[]) {
+  const arity = COLUMNS.length + rollups.reduce((n, rollup) => n + addArity(rollup), 0)
+  return prepared<unknown[], unknown>(arity, (db, ...args: Array<Expression<unknown>>) => {
+    let creator = db as QueryCreator<Database>
+    let offset = COLUMNS.length
+    for (const [i, rollup] of rollups.entries()) {
+      const own = args.slice(offset, (offset += addArity(rollup)))
+      creator = creator.with(`add_${i}`, (qc) => addQuery(qc as QueryCreator<Database>, rollup, own) as never) as unknown as QueryCreator<Database>
+    }
+    return upsertQuery(creator, args.slice(0, COLUMNS.length))
+  })
+}
 
 async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: RunLike, phase: PhaseLike & { startedAt: string }): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const [before] = await selectBefore(db, run.id, phase.id)
+    const row = phaseRow(workspaceId, run, phase, before!.calls)
+    const adds = rollupAdds((before!.old ?? undefined) as InsightPhaseRunTable | undefined, row)
+    const rollups = adds.map((add) => add.rollup)
+    const write = keptOrMade(writers, rollups.map((rollup) => rollup.table).join(' '), 32, () => writerOf(rollups))
+    await write(db, ...COLUMNS.map((c) => row[c]), ...adds.flatMap(addParameters))
+    return
+  }
   const row = phaseRow(workspaceId, run, phase, await selectCalls(db, run.id, phase.id))
   const [old] = await selectPhaseRow(db, phase.id)
   await upsertRow(db, ...COLUMNS.map((c) => row[c]))
