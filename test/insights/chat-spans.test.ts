@@ -5,47 +5,23 @@
 // its own trace: the wait its decision ends links to the request's span.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { randomBytes } from 'node:crypto'
 import { build, dialects, send } from '../helpers.js'
 import { waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from '../runs/setup.js'
 import { startAnthropicToolFake, type ToolModelFake } from '../fakes/vendors/tool-models.js'
+import { attr, startOtlpReceiver, type OtlpReceiver } from './otlp.js'
 
-interface Span { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes: Array<{ key: string; value: Record<string, unknown> }>; status?: { code?: number }; links?: Array<{ traceId: string; spanId: string }> }
-
-async function receiver(): Promise<{ server: Server; url: string; bodies: string[] }> {
-  const bodies: string[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      bodies.push(Buffer.concat(chunks).toString())
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end('{}')
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies }
-}
-
-const attr = (span: Span, key: string): unknown => {
-  const value = span.attributes.find((a) => a.key === key)?.value
-  if (!value) return undefined
-  if ('arrayValue' in value) return ((value.arrayValue as { values?: Array<{ stringValue: string }> }).values ?? []).map((v) => v.stringValue)
-  return value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.boolValue)
-}
 
 for (const dialect of dialects()) {
   describe(`chat spans (${dialect})`, () => {
     let app: FastifyInstance
-    let otlp: Awaited<ReturnType<typeof receiver>>
+    let otlp: OtlpReceiver
     let model: ToolModelFake
-    const spans = (): Span[] => otlp.bodies.flatMap((b) => (JSON.parse(b).resourceSpans ?? []).flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)))
+    const spans = () => otlp.spans()
     before(async () => {
-      otlp = await receiver()
+      otlp = await startOtlpReceiver()
       model = await startAnthropicToolFake()
       app = await build(dialect, {
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10',

@@ -4,8 +4,6 @@
 // text in any span. Spans reach a local OTLP/HTTP receiver (JSON); the schedule fires through the test clock.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor, type AgentServer } from '../runs/agent-server.js'
@@ -13,38 +11,18 @@ import { createAgent, createCycle, createStream } from '../runs/setup.js'
 import { runsOf } from '../schedules/setup.js'
 import { advanceClock } from '../clock.js'
 import { derivedSpanId } from '../../src/tracing/ids.js'
+import { attr, startOtlpReceiver, type OtlpReceiver } from './otlp.js'
 
-interface Span { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes: Array<{ key: string; value: Record<string, unknown> }>; links?: Array<{ traceId: string; spanId: string }> }
-
-async function receiver(): Promise<{ server: Server; url: string; bodies: string[] }> {
-  const bodies: string[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      bodies.push(Buffer.concat(chunks).toString())
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end('{}')
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies }
-}
-
-const attr = (span: Span, key: string): unknown => {
-  const value = span.attributes.find((a) => a.key === key)?.value
-  return value && (value.stringValue ?? value.intValue)
-}
 
 const ANSWER = 'the confidential answer, /next please'
 
 for (const dialect of dialects()) {
   describe(`trace links (${dialect})`, () => {
     let app: FastifyInstance
-    let otlp: Awaited<ReturnType<typeof receiver>>
+    let otlp: OtlpReceiver
     let agent: AgentServer
     let agentId: string
-    const spans = (): Span[] => otlp.bodies.flatMap((b) => (JSON.parse(b).resourceSpans ?? []).flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)))
+    const spans = () => otlp.spans()
     const workflowOf = (runId: string) => spans().find((s) => s.name.startsWith('invoke_workflow') && attr(s, 'tandem.run.id') === runId)
     const finished = async (streamId: string, count: number) => waitFor(async () => {
       const runs = await runsOf(app, streamId)
@@ -52,7 +30,7 @@ for (const dialect of dialects()) {
     }, 15000, `${count} runs to succeed`)
 
     before(async () => {
-      otlp = await receiver()
+      otlp = await startOtlpReceiver()
       agent = await startAgentServer(() => ({ status: 200, body: { output: { text: ANSWER } } }))
       app = await build(dialect, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
       agentId = await createAgent(app, { name: 'Writer', endpointUrl: agent.url })
@@ -106,7 +84,7 @@ for (const dialect of dialects()) {
       const agentSpan = await waitFor(() => spans().find((s) => s.name === 'invoke_agent Writer' && attr(s, 'tandem.run.id') === triggered.id), 10000, 'its invoke_agent')
       assert.equal(agentSpan.traceId, workflow.traceId)
       assert.equal(agentSpan.parentSpanId, workflow.spanId)
-      const all = otlp.bodies.join('\n')
+      const all = otlp.received.map((r) => r.body.toString()).join('\n')
       assert.ok(!all.includes('do-not-leak'), 'no run input')
       assert.ok(!all.includes('confidential'), 'no message text')
       // Nor any token or secret the agent was handed (the task's token, a signature or authorization header).

@@ -5,8 +5,6 @@
 // Off by default: no endpoint, no tracing.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { rmSync } from 'node:fs'
@@ -19,32 +17,8 @@ import { waitFor } from '../runs/agent-server.js'
 import { buildHistory, type History } from './history.js'
 import { loadConfig } from '../../src/config.js'
 import { derivedSpanId } from '../../src/tracing/ids.js'
+import { attr, startOtlpReceiver, type OtlpReceiver } from './otlp.js'
 
-interface Received { body: Buffer; type: string }
-
-async function receiver(): Promise<{ server: Server; url: string; received: Received[] }> {
-  const received: Received[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      received.push({ body: Buffer.concat(chunks), type: String(req.headers['content-type']) })
-      res.writeHead(200, { 'content-type': String(req.headers['content-type']) })
-      res.end(req.headers['content-type']?.includes('json') ? '{}' : '')
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received }
-}
-
-interface Span { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes: Array<{ key: string; value: Record<string, unknown> }>; status?: { code?: number } }
-
-const attr = (span: Span, key: string): unknown => {
-  const value = span.attributes.find((a) => a.key === key)?.value
-  if (!value) return undefined
-  if ('arrayValue' in value) return ((value.arrayValue as { values?: Array<{ stringValue: string }> }).values ?? []).map((v) => v.stringValue)
-  return value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.boolValue)
-}
 
 it('tracing is off without an OTLP endpoint, and with OTEL_SDK_DISABLED', () => {
   assert.equal(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).tracing, null)
@@ -58,12 +32,11 @@ it('tracing is off without an OTLP endpoint, and with OTEL_SDK_DISABLED', () => 
 for (const dialect of dialects()) {
   describe(`traces (${dialect})`, () => {
     let app: FastifyInstance
-    let otlp: Awaited<ReturnType<typeof receiver>>
+    let otlp: OtlpReceiver
     let h: History
-    const spans = (): Span[] =>
-      otlp.received.filter((r) => r.type.includes('json')).flatMap((r) => (JSON.parse(r.body.toString()).resourceSpans ?? []).flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)))
+    const spans = () => otlp.spans()
     before(async () => {
-      otlp = await receiver()
+      otlp = await startOtlpReceiver()
       app = await build(dialect, {
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10',
         OTEL_SERVICE_NAME: 'tandem-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
@@ -141,7 +114,7 @@ for (const dialect of dialects()) {
 }
 
 it('exports OTLP/HTTP protobuf by default', async () => {
-  const otlp = await receiver()
+  const otlp = await startOtlpReceiver()
   const app = await build('sqlite', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/custom/traces`, OTEL_BSP_SCHEDULE_DELAY: '10' })
   try {
     assert.equal((await send(app, 'GET', '/api/me')).statusCode, 200)
@@ -166,7 +139,7 @@ it('a full export queue drops spans and counts them; requests go on', async () =
 })
 
 it('a restart mid-run keeps the run in its trace: another process ends it under the starting request', async () => {
-  const otlp = await receiver()
+  const otlp = await startOtlpReceiver()
   const file = join(tmpdir(), `tandem-trace-restart-${process.pid}.db`)
   const env = { LOG_LEVEL: 'silent', TANDEM_WORKERS: '0', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: `sqlite:${file}` }
   const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10' }
@@ -186,7 +159,7 @@ it('a restart mid-run keeps the run in its trace: another process ends it under 
     try {
       const claim = (await send(second, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })).json()
       await send(second, 'POST', `/api/tasks/${claim.task.id}/result`, { output: { text: 'done' } }, { authorization: `Bearer ${claim.result.token}` })
-      const all = () => otlp.received.flatMap((r) => (JSON.parse(r.body.toString()).resourceSpans ?? []).flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans))) as Span[]
+      const all = () => otlp.spans()
       const workflow = await waitFor(() => all().find((s) => s.name === 'invoke_workflow later'), 10000, 'the run\'s span from the second process')
       assert.equal(workflow.traceId, traceId)
       assert.ok(workflow.parentSpanId && workflow.parentSpanId !== 'b7ad6b7169203331', 'under the first process\'s request span')
