@@ -18,11 +18,11 @@ export const Name = Type.String({
 
 // Below U+0300 every character is NFC as it stands (the first combining marks start there): such a name needs no
 // normalising.
-const NFC_AS_IS = /^[\u0000-\u02FF]*$/
+const NEEDS_NFC = /[\u0300-\uFFFF]/
 
 /** preValidation hook: the body's `name`, when a string, in NFC — before its length is checked. */
 export function normaliseName(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const body = request.body as { name?: unknown } | null | undefined
-  if (body !== null && typeof body === 'object' && typeof body.name === 'string' && !NFC_AS_IS.test(body.name)) body.name = body.name.normalize('NFC')
+  if (body !== null && typeof body === 'object' && typeof body.name === 'string' && NEEDS_NFC.test(body.name)) body.name = body.name.normalize('NFC')
   done()
 }
