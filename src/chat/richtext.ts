@@ -10,13 +10,17 @@ export function contentOfText(text: string): Content {
   return { blocks: [{ type: 'rich_text', elements: lines.map((line) => ({ type: 'paragraph' as const, children: line === '' ? [] : [{ type: 'text' as const, text: line }] })) }] }
 }
 
+// A text without surrogates has as many code points as UTF-16 units: no need to walk it.
+const SURROGATE = /[\uD800-\uDFFF]/
+
 /** Characters of text in the whole content, counted in code points (as JSON Schema counts lengths). */
 export function textLength(content: Content): number {
   let length = 0
   for (const block of content.blocks)
     for (const paragraph of block.elements)
       for (const run of paragraph.children) {
-        for (const _ of run.text) length++
+        if (!SURROGATE.test(run.text)) length += run.text.length
+        else for (const _ of run.text) length++
       }
   return length
 }

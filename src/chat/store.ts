@@ -51,6 +51,10 @@ export function toMessage(row: MessageRow): Message {
   }
 }
 
+// What an edit reads back: every field of the answer but the content and text it has just written.
+const EDITED_COLUMNS = ['id', 'workspace_id', 'stream_id', 'author_id', 'author_type', 'revision', 'created_at', 'edited_at', 'status'] as const
+type EditedRow = Pick<MessageRow, (typeof EDITED_COLUMNS)[number]>
+
 // The edit without If-Match (the common one): one conditional UPDATE, compiled once. The migration's
 // trigger stores the previous content as a revision.
 const editAny = prepared(
@@ -63,8 +67,35 @@ const editAny = prepared(
     .where('workspace_id', '=', workspaceId)
     .where((eb) => eb.or([eb('author_id', '=', principalId), eb(isAdmin, '=', 1)]))
     .where('status', '<>', 'streaming')
-    .returningAll(),
+    .returning(EDITED_COLUMNS),
 )
+
+/** The edited message: its row as read back, with the content (the very object the edit wrote) and its text. */
+function editedMessage(row: EditedRow, content: Content, text: string): Message {
+  return {
+    id: row.id,
+    streamId: row.stream_id,
+    authorId: row.author_id,
+    authorType: row.author_type,
+    content,
+    text,
+    revision: Number(row.revision),
+    createdAt: row.created_at,
+    editedAt: row.edited_at,
+    status: row.status ?? 'complete',
+  }
+}
+
+/**
+ * JSON.stringify(message), given its content's JSON text: the content, most of the message, is not written out a
+ * second time. The fields come in toMessage's order, so the text is JSON.stringify's to the byte.
+ */
+export function messageJson(message: Message, contentJson: string): string {
+  const head = JSON.stringify({ id: message.id, streamId: message.streamId, authorId: message.authorId, authorType: message.authorType })
+  const tail = JSON.stringify({ text: message.text, revision: message.revision, createdAt: message.createdAt, editedAt: message.editedAt, status: message.status })
+  return `${head.slice(0, -1)},"content":${contentJson},${tail.slice(1)}`
+}
+
 export async function insertMessage(
   db: Kysely<Database>,
   input: { workspaceId: string; streamId: string; authorId: string; authorType?: 'principal' | 'agent'; content: Content; traceparent: string | null; origin?: MessageOrigin; fireTriggers?: false },
@@ -152,7 +183,7 @@ export async function editMessage(
   const text = renderText(edit.content)
   const admin = edit.isAdmin ? 1 : 0
   const { revisions } = edit
-  let row: MessageRow | undefined
+  let row: EditedRow | undefined
   if (revisions === undefined) [row] = await editAny(db, content, text, now(), edit.id, edit.workspaceId, edit.principalId, admin)
   else if (revisions.length > 0) {
     row = await db
@@ -163,12 +194,14 @@ export async function editMessage(
       .where((eb) => eb.or([eb('author_id', '=', edit.principalId), eb(eb.val(admin), '=', 1)]))
       .where('revision', 'in', revisions)
       .where('status', '<>', 'streaming')
-      .returningAll()
+      .returning(EDITED_COLUMNS)
       .executeTakeFirst()
   }
   if (row) {
-    const message = toMessage(row)
-    await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.edited', data: message, traceparent: edit.traceparent })
+    // The body's content, as parsed: what JSON.parse would give back from the text just stored.
+    const message = editedMessage(row, edit.content, text)
+    const json = messageJson(message, content)
+    await appendEvent(db, { workspaceId: row.workspace_id, streamId: row.stream_id, type: 'message.edited', data: message, json, traceparent: edit.traceparent })
     return { message }
   }
   const current = await findMessage(db, edit.workspaceId, edit.id)

@@ -48,9 +48,11 @@ export const MAX_EVENT_BYTES = 64 * 1024
 // cycle (its phases) or a run (its input and phases). Clients read the whole resource with GET.
 const BULKY_FIELDS = ['content', 'text', 'input', 'phases', 'phasesTemplate', 'description']
 
-/** The event's data within MAX_EVENT_BYTES: as given, or without its bulky fields and with `truncated: true`. */
-export function boundEventData(data: unknown): { data: unknown; json: string } {
-  const json = JSON.stringify(data)
+/**
+ * The event's data within MAX_EVENT_BYTES: as given, or without its bulky fields and with `truncated: true`.
+ * `json`: JSON.stringify(data), when the caller has it already.
+ */
+export function boundEventData(data: unknown, json = JSON.stringify(data)): { data: unknown; json: string } {
   if (json.length <= MAX_EVENT_BYTES / 3 || Buffer.byteLength(json) <= MAX_EVENT_BYTES) return { data, json }
   const slim: Record<string, unknown> = { ...(data as Record<string, unknown>), truncated: true }
   for (const field of BULKY_FIELDS) delete slim[field]
@@ -64,14 +66,14 @@ export function boundEventData(data: unknown): { data: unknown; json: string } {
 /**
  * Appends an event to a stream. Call it with the transaction of the change it reports; `traceparent` is the
  * trace of that change (its request's span, or its run's; absent: none known), which the event's webhook
- * deliveries continue.
+ * deliveries continue. `json`: the data's JSON text (JSON.stringify(data) exactly), when the caller has it.
  */
 export async function appendEvent(
   db: Kysely<Database>,
-  input: { workspaceId: string; streamId: string; type: EventType; data: unknown; traceparent?: string | null },
+  input: { workspaceId: string; streamId: string; type: EventType; data: unknown; json?: string; traceparent?: string | null },
 ): Promise<StreamEvent> {
   const createdAt = now()
-  const bounded = boundEventData(input.data)
+  const bounded = boundEventData(input.data, input.json)
   const data = bounded.json
   let id: number
   let subscriptions: Subscription[] | undefined

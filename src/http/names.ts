@@ -16,9 +16,13 @@ export const Name = Type.String({
   description: `a name of 1 to ${MAX_NAME_LENGTH} characters without bidi controls or zero-width characters`,
 })
 
+// Below U+0300 every character is NFC as it stands (the first combining marks start there): such a name needs no
+// normalising.
+const NEEDS_NFC = /[\u0300-\uFFFF]/
+
 /** preValidation hook: the body's `name`, when a string, in NFC — before its length is checked. */
 export function normaliseName(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const body = request.body as { name?: unknown } | null | undefined
-  if (body !== null && typeof body === 'object' && typeof body.name === 'string') body.name = body.name.normalize('NFC')
+  if (body !== null && typeof body === 'object' && typeof body.name === 'string' && NEEDS_NFC.test(body.name)) body.name = body.name.normalize('NFC')
   done()
 }

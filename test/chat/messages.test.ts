@@ -145,6 +145,25 @@ for (const dialect of dialects()) {
       assert.deepEqual(revisions, { data: [{ revision: 1, content: contentOf('first'), text: 'first', createdAt: message.createdAt }], nextCursor: null })
     })
 
+    it("an edit's message.edited event holds the message as answered, its content's JSON as sent", async () => {
+      const message = (await post(contentOf('first'))).json()
+      // Keys in another order than the schema's, escapes, a surrogate pair: the event keeps the text as sent.
+      const sent = { blocks: [{ elements: [{ children: [{ text: 'ünï "quoted" \\ 😀\n', style: { italic: true, bold: false }, type: 'text' }], direction: 'rtl', type: 'paragraph' }], type: 'rich_text' }] }
+      const res = await edit(message.id, sent)
+      assert.equal(res.statusCode, 200)
+      const edited = res.json()
+      const event = await app.database.db
+        .selectFrom('stream_events')
+        .select(['type', 'data'])
+        .where('stream_id', '=', streamId)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirstOrThrow()
+      assert.equal(event.type, 'message.edited')
+      assert.deepEqual(JSON.parse(event.data), edited)
+      assert.equal(event.data, JSON.stringify({ ...edited, content: sent }))
+    })
+
     it('revisions hold every earlier content in order after any sequence of edits, page by page', async () => {
       const message = (await post(contentOf('v1'))).json()
       const versions = ['v1']

@@ -101,6 +101,21 @@ describe('rich-text renderings', () => {
     assert.equal(textLength({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: '😀é' }, { type: 'text', text: 'ab' }] }] }] }), 4)
   })
 
+  it('property: the length is the count of code points, lone surrogates counted one each', () => {
+    const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 20 }), fc.string({ maxLength: 20 }))
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 5 }), (texts) => {
+        const c: Content = { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: texts.map((t) => ({ type: 'text' as const, text: t })) }] }] }
+        assert.equal(textLength(c), texts.reduce((sum, t) => sum + [...t].length, 0))
+        // A lone surrogate (half of a pair) is one code point as well.
+        const withLone = `${texts[0]}\uD83Da`
+        const lone: Content = { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: withLone }] }] }] }
+        assert.equal(textLength(lone), [...withLone].length)
+      }),
+      { numRuns: 2000, seed: 20261128 },
+    )
+  })
+
   it('property: no text can inject markup into the HTML, and the text survives', () => {
     const allowed: Record<string, string[]> = { div: ['class'], p: ['dir'], strong: [], em: [], s: [], code: [], br: [] }
     fc.assert(
