@@ -53,6 +53,8 @@ for (const dialect of dialects()) {
 
     it('long-polls until a task arrives', async () => {
       const waiting = claim(app, agentKey, { waitSeconds: 10 })
+      await waitFor(() => (app.heldRequests.held === 1 ? true : undefined), 10000, 'the claim to hold its slot')
+      // Nothing tells when the claim has looked once and found no task: a pause longer than its poll (250 ms).
       await new Promise((r) => setTimeout(r, 300))
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId }]))
       const res = await waiting
@@ -67,8 +69,11 @@ for (const dialect of dialects()) {
         const res = await claim(app, agentKey)
         return res.statusCode === 200 && res.json().run.id === run.id ? res.json() : undefined
       })
-      await new Promise((r) => setTimeout(r, 1100))
-      const second = (await claim(app, agentKey)).json()
+      // Within 1.1 s (TANDEM_TASK_LEASE_S is 1 here), the lease runs out and the task is claimed again.
+      const second: any = await waitFor(async () => {
+        const res = await claim(app, agentKey)
+        return res.statusCode === 200 ? res.json() : undefined
+      }, 1100, 'the task to be claimed again')
       assert.equal(second.task.id, first.task.id)
       assert.notEqual(second.result.token, first.result.token)
       const url = `/api/tasks/${first.task.id}/result`

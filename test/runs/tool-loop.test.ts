@@ -17,6 +17,8 @@ import { downMcpUrl, startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp
 import { startAnthropicToolFake, startMistralToolFake, type ToolModelFake, type ToolTurn } from '../fakes/vendors/tool-models.js'
 import { createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
 import { waitFor } from './agent-server.js'
+import { pendingCount } from '../clock.js'
+import { callKey } from '../../src/runs/tool-calls/store.js'
 
 type Vendor = 'claude' | 'mistral'
 
@@ -274,7 +276,8 @@ for (const dialect of dialects()) {
       assert.equal(canceled.phases[0].status, 'canceled')
       const late = await send(app, 'POST', `/api/runs/${run.id}/tool-calls/${call.id}/decision`, { decision: 'approve' }, as.maria)
       assert.equal(late.statusCode, 409, late.body)
-      await new Promise((r) => setTimeout(r, 300))
+      // The call runs in a job an approval enqueues: none is left, so none will run.
+      await waitFor(async () => ((await pendingCount(app, callKey(call.id))) === 0 ? true : undefined), 10000, 'no job of the call')
       assert.equal(files.calls.filter((c) => (c.arguments as any).path === '/tmp/c').length, 0)
       await waitFor(async () => ((await getRun(app, run.id)).status === 'canceled' ? true : undefined), 2000)
     })
