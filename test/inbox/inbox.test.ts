@@ -8,10 +8,10 @@ import { createParser } from 'eventsource-parser'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { claimItem } from '../../src/inbox/claims.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
+import { bearer, createKey } from '../auth.js'
 
 for (const dialect of dialects()) {
   describe(`inbox (${dialect})`, () => {
@@ -94,9 +94,8 @@ for (const dialect of dialects()) {
       const stranger = await keyFor(app, 'maria', 'member', 'other-team')
       assert.equal((await inbox(stranger)).data.length, 0)
       const agentId = await createAgent(app, { providerType: 'custom_token_only' })
-      const db = app.database.db
-      const agentKey = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'bot', agentId })).key
-      assert.equal((await send(app, 'GET', '/api/me/inbox', undefined, { authorization: `Bearer ${agentKey}` })).statusCode, 403)
+      const agentKey = (await createKey(app, { name: 'bot', agentId })).key
+      assert.equal((await send(app, 'GET', '/api/me/inbox', undefined, bearer(agentKey))).statusCode, 403)
       for (const run of started) await send(app, 'POST', `/api/runs/${run.id}/cancel`, {})
     })
 

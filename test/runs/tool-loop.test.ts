@@ -8,7 +8,6 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { createParser } from 'eventsource-parser'
-import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import Value from 'typebox/value'
 import { eventSchema } from '../../src/events/payloads.js'
@@ -19,6 +18,7 @@ import { createAgent, createCycle, createStream, getRun, runIn, startRun } from 
 import { waitFor } from './agent-server.js'
 import { pendingCount } from '../clock.js'
 import { callKey } from '../../src/runs/tool-calls/store.js'
+import { createKey } from '../auth.js'
 
 type Vendor = 'claude' | 'mistral'
 
@@ -39,7 +39,7 @@ for (const dialect of dialects()) {
       slow = await startFakeMcpServer({ deleteDelayMs: 4000 })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       const key = async (name: string, handle: string, workspace = workspaceId) =>
-        ({ authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId: workspace, name, handle })).key}` })
+        (await createKey(app, { workspaceId: workspace, name, handle })).headers
       as.maria = await key('Maria', 'maria')
       as.otto = await key('Otto', 'otto')
       as.olga = await key('Olga', 'olga', await ensureWorkspace(app.database.db, 'elsewhere'))
