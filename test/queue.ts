@@ -1,6 +1,7 @@
 // The job queue of servers a test runs as child processes, read straight from their database (SQLite's jobs
-// table, graphile-worker's on PostgreSQL): so a crash test waits until nothing more can run, instead of sleeping
-// and counting what happened meanwhile.
+// table; on PostgreSQL, graphile-worker's default schema, as on a database of their own): so a crash test waits
+// until nothing more can run, instead of sleeping and counting what happened meanwhile. An app built in the test
+// process has test/clock.ts's pendingJobs.
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
 
