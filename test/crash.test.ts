@@ -7,6 +7,7 @@ import SqliteDatabase from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { request, serverGroup } from './child-server.js'
 import { dialects, freshDatabase } from './helpers.js'
+import { waitFor } from './wait.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
 
@@ -51,7 +52,7 @@ for (const dialect of dialects()) {
           }
         }
         const workers = Array.from({ length: 8 }, (_, w) => worker(w))
-        while (acknowledged < 300) await new Promise((r) => setTimeout(r, 10))
+        await waitFor(() => acknowledged >= 300, { timeoutMs: 60000, everyMs: 10, what: '300 acknowledged edits' })
         await first.stop('SIGKILL')
         stop = true
         await Promise.all(workers)

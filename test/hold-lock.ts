@@ -24,3 +24,19 @@ export async function holdLock(dialect: string, url: string, row: { table: strin
     await client.end()
   }
 }
+
+/**
+ * PostgreSQL: whether another connection to the database waits on a lock (the row a test holds), so the test knows
+ * the write it holds up has started. SQLite shows no such thing: a writer waiting for the file's write lock
+ * waits inside its own process.
+ */
+export async function someoneWaitsOnALock(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`)
+    return rows.length > 0
+  } finally {
+    await client.end()
+  }
+}

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { startServer } from './child-server.js'
 import { TEST_SECRET_KEY } from './helpers.js'
 import { TYPESCRIPT_LOADER } from '../scripts/typescript-loader.mjs'
+import { bearer } from './auth.js'
 
 const tsx = TYPESCRIPT_LOADER
 
@@ -47,7 +48,7 @@ describe('the server process', () => {
       try {
         const base = await server.url
         assert.equal((await fetch(`${base}/api/agents`)).status, 401)
-        assert.equal((await fetch(`${base}/api/agents`, { headers: { authorization: `Bearer ${key}` } })).status, 200)
+        assert.equal((await fetch(`${base}/api/agents`, { headers: bearer(key) })).status, 200)
       } finally {
         await server.stop()
       }

@@ -10,6 +10,7 @@ import { build, dialects, send } from '../helpers.js'
 import { NIL, createCycle, createStream, runIn } from '../runs/setup.js'
 import { MAX_HISTORY } from '../../src/a2a/task-view.js'
 import { expose, keyFor, listen, rpc, sdkClient, userMessage } from './setup.js'
+import { bearer } from '../auth.js'
 
 const start = (text: string) =>
   ({ tenant: '', message: userMessage(text), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }) as never
@@ -39,10 +40,10 @@ for (const dialect of dialects()) {
         { agentId: NIL, operatorPool: ['@maria'], name: 'Sign' },
       ], 'two-gates')
       await expose(app, streamId, cycleId)
-      maria = { authorization: `Bearer ${await keyFor(app, 'maria')}` }
+      maria = bearer(await keyFor(app, 'maria'))
       base = await listen(app)
       ottoKey = await keyFor(app, 'otto')
-      otto = { authorization: `Bearer ${ottoKey}` }
+      otto = bearer(ottoKey)
       client = await sdkClient(base, cycleId, ottoKey)
     })
     after(() => app.close())

@@ -5,10 +5,10 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, getRun } from '../runs/setup.js'
 import { expose, keyFor, listen, rpc } from './setup.js'
+import { bearer, createKey } from '../auth.js'
 
 const local = (url: string) => new URL(url).pathname
 
@@ -25,7 +25,7 @@ for (const dialect of dialects()) {
       app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_A2A_WAIT_S: '0' }, { ownDatabase: true })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: false, tools: ['tandem.ask_operator'] } })
-      agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'worker', agentId })).key
+      agentKey = (await createKey(app, { workspaceId, name: 'worker', agentId })).key
       ottoKey = await keyFor(app, 'otto')
       streamId = await createStream(app)
       base = await listen(app)
@@ -36,14 +36,14 @@ for (const dialect of dialects()) {
     async function asked(pool: string[], question: string) {
       const cycleId = await createCycle(app, streamId, [{ agentId, operatorPool: pool }], `q-${Math.random()}`)
       await expose(app, streamId, cycleId)
-      const keyed = { authorization: `Bearer ${ottoKey}` }
+      const keyed = bearer(ottoKey)
       const started = await rpc(base, cycleId, 'SendMessage', { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Clean up' }] }, configuration: { returnImmediately: true } }, keyed)
       const taskId = started.body.result.task.id as string
       const payload: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${agentKey}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(agentKey))
         return res.statusCode === 200 ? res.json() : undefined
       })
-      const call = await send(app, 'POST', `${local(payload.toolsUrl)}/tandem.ask_operator`, { input: { question } }, { authorization: `Bearer ${payload.result.token}` })
+      const call = await send(app, 'POST', `${local(payload.toolsUrl)}/tandem.ask_operator`, { input: { question } }, bearer(payload.result.token))
       assert.equal(call.statusCode, 202, call.body)
       return { cycleId, taskId, keyed, payload, callId: call.json().callId as string }
     }
@@ -57,7 +57,7 @@ for (const dialect of dialects()) {
       assert.equal(task.status.message.metadata.tandem.callId, callId)
       const reply = await rpc(base, cycleId, 'SendMessage', { message: { messageId: 'm2', role: 'ROLE_USER', taskId, parts: [{ text: 'the old one' }] } }, keyed)
       assert.equal(reply.body.result.task.id, taskId)
-      const read = (await send(app, 'GET', `/api/tasks/${payload.task.id}/tool-calls/${callId}`, undefined, { authorization: `Bearer ${payload.result.token}` })).json()
+      const read = (await send(app, 'GET', `/api/tasks/${payload.task.id}/tool-calls/${callId}`, undefined, bearer(payload.result.token))).json()
       assert.deepEqual([read.status, read.output], ['succeeded', 'the old one'])
       assert.equal((await getRun(app, taskId)).phases[0].status, 'running')
       const history = (await rpc(base, cycleId, 'GetTask', { id: taskId }, keyed)).body.result.history

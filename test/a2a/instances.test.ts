@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js'
 import { TEST_SECRET_KEY, dialects, freshDatabase, send } from '../helpers.js'
 import { NIL, createCycle, createStream, runIn } from '../runs/setup.js'
 import { expose, keyFor, listen, sdkClient, userMessage } from './setup.js'
+import { bearer } from '../auth.js'
 
 if (dialects().includes('postgres')) {
   describe('A2A across instances (postgres)', () => {
@@ -44,7 +45,7 @@ if (dialects().includes('postgres')) {
       const events = viaTwo.resubscribeTask({ tenant: '', id: task.id })
       const first = await events.next()
       assert.equal(!first.done && first.value.payload?.$case === 'task' && first.value.payload.value.status?.state, TaskState.TASK_STATE_AUTH_REQUIRED)
-      const decided = await send(one, 'POST', `/api/runs/${task.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, { authorization: `Bearer ${maria}` })
+      const decided = await send(one, 'POST', `/api/runs/${task.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, bearer(maria))
       assert.equal(decided.statusCode, 200, decided.body)
       const rest: StreamResponse[] = []
       for await (const event of events) rest.push(event)

@@ -21,6 +21,7 @@ import { Vault } from '../../src/credentials/vault.js'
 import { A2A_PUSH_CREDENTIALS, A2A_PUSH_TOKENS, reseal } from '../../src/credentials/rekey.js'
 import { MAX_FINISHED_PUSHES, schedulePushes } from '../../src/a2a/push-delivery.js'
 import { expose, keyFor, listen, rpc, sdkClient, userMessage } from './setup.js'
+import { bearer } from '../auth.js'
 
 const ENV = { TANDEM_WORKERS: '2', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_A2A_WAIT_S: '20', TANDEM_WEBHOOK_RETRY_BASE_MS: '1', TANDEM_WEBHOOK_TIMEOUT_MS: '2000' }
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -127,7 +128,7 @@ for (const dialect of dialects()) {
       assert.equal((await otto.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 0, pageToken: '' })).configs.length, 1)
       // An unknown task, and a task of another cycle, are unknown (-32001).
       await refused(otto.createTaskPushNotificationConfig(pushConfig('0190a000-0000-7000-8000-000000000000')), 'TaskNotFoundError')
-      const other = await rpc(base, agentCycle, 'GetTaskPushNotificationConfig', { taskId: task.id, id: made.id }, { authorization: `Bearer ${ottoKey}` })
+      const other = await rpc(base, agentCycle, 'GetTaskPushNotificationConfig', { taskId: task.id, id: made.id }, bearer(ottoKey))
       assert.equal(other.body.error.code, -32001)
     })
 
@@ -137,7 +138,7 @@ for (const dialect of dialects()) {
       assert.deepEqual((await maria.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 0, pageToken: '' })).configs, [])
       await refused(maria.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'shared-name' }), 'TaskNotFoundError')
       await refused(maria.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'shared-name' }), 'TaskNotFoundError')
-      const raw = await rpc(base, peopleCycle, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'shared-name' }, { authorization: `Bearer ${mariaKey}` })
+      const raw = await rpc(base, peopleCycle, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'shared-name' }, bearer(mariaKey))
       assert.equal(raw.body.error.code, -32001)
       // Her config of the same id is her own; Otto's is untouched.
       await maria.createTaskPushNotificationConfig(pushConfig(task.id, { id: 'shared-name', url: 'http://example.com/maria' }))
@@ -150,7 +151,7 @@ for (const dialect of dialects()) {
       for (let i = 0; i < 10; i++) await otto.createTaskPushNotificationConfig(pushConfig(task.id, { id: `c${i}`, url: `http://example.com/${i}` }))
       await refused(otto.createTaskPushNotificationConfig(pushConfig(task.id, { id: 'c10' })), 'RequestMalformedError', /10 push notification configs/)
       await refused(maria.createTaskPushNotificationConfig(pushConfig(task.id)), 'RequestMalformedError', /10 push notification configs/)
-      const raw = await rpc(base, peopleCycle, 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'c11', url: 'http://example.com/11' }, { authorization: `Bearer ${ottoKey}` })
+      const raw = await rpc(base, peopleCycle, 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'c11', url: 'http://example.com/11' }, bearer(ottoKey))
       assert.equal(raw.body.error.code, -32602)
       assert.equal((await otto.createTaskPushNotificationConfig(pushConfig(task.id, { id: 'c3', url: 'http://example.com/again' }))).url, 'http://example.com/again')
       assert.equal((await otto.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 0, pageToken: '' })).configs.length, 10)
@@ -166,9 +167,9 @@ for (const dialect of dialects()) {
       await refused(otto.createTaskPushNotificationConfig(pushConfig(fresh.id, { authentication: { scheme: 'Bearer', credentials: 'a\r\nx-evil: 1' } })), 'RequestMalformedError', /credentials/)
       assert.equal((await otto.listTaskPushNotificationConfig({ tenant: '', taskId: fresh.id, pageSize: 0, pageToken: '' })).configs.length, 1)
       // SendMessage with a bad config starts nothing.
-      const before = (await rpc(base, peopleCycle, 'ListTasks', { pageSize: 1 }, { authorization: `Bearer ${ottoKey}` })).body.result.totalSize
+      const before = (await rpc(base, peopleCycle, 'ListTasks', { pageSize: 1 }, bearer(ottoKey))).body.result.totalSize
       await refused(otto.sendMessage(sendParams('no', { taskPushNotificationConfig: pushConfig('', { url: 'file:///etc/passwd' }) })), 'RequestMalformedError', /configuration\.taskPushNotificationConfig\.url/)
-      const afterwards = (await rpc(base, peopleCycle, 'ListTasks', { pageSize: 1 }, { authorization: `Bearer ${ottoKey}` })).body.result.totalSize
+      const afterwards = (await rpc(base, peopleCycle, 'ListTasks', { pageSize: 1 }, bearer(ottoKey))).body.result.totalSize
       assert.equal(afterwards, before)
     })
 
@@ -205,11 +206,11 @@ for (const dialect of dialects()) {
 
         // Nowhere in an answer, an event or a stored row in plain text.
         const answers = [
-          await rpc(base, agentCycle, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'hook' }, { authorization: `Bearer ${ottoKey}` }),
-          await rpc(base, agentCycle, 'ListTaskPushNotificationConfigs', { taskId: task.id }, { authorization: `Bearer ${ottoKey}` }),
-          await rpc(base, agentCycle, 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'again', url: receiver.url, token, authentication: { scheme: 'Bearer', credentials } }, { authorization: `Bearer ${ottoKey}` }),
-          await rpc(base, agentCycle, 'GetTask', { id: task.id }, { authorization: `Bearer ${ottoKey}` }),
-          await rpc(base, agentCycle, 'ListTasks', { includeArtifacts: true }, { authorization: `Bearer ${ottoKey}` }),
+          await rpc(base, agentCycle, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'hook' }, bearer(ottoKey)),
+          await rpc(base, agentCycle, 'ListTaskPushNotificationConfigs', { taskId: task.id }, bearer(ottoKey)),
+          await rpc(base, agentCycle, 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'again', url: receiver.url, token, authentication: { scheme: 'Bearer', credentials } }, bearer(ottoKey)),
+          await rpc(base, agentCycle, 'GetTask', { id: task.id }, bearer(ottoKey)),
+          await rpc(base, agentCycle, 'ListTasks', { includeArtifacts: true }, bearer(ottoKey)),
         ].map((a) => JSON.stringify(a.body))
         assert.equal(JSON.parse(answers[0]!).result.authentication.scheme, 'Bearer')
         const events = (await send(app, 'GET', `/api/streams/${streamId}/events?after=0&limit=1000`, undefined, { accept: 'application/json' })).body
@@ -364,7 +365,7 @@ for (const dialect of dialects()) {
         app = await buildApp(config, { connect: { schema: database.schema, poolSize: 4 } })
         const again = await sdkClient(await listen(app), cycleId, ottoKey)
         assert.equal((await again.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'kept' })).url, receiver.url)
-        const decided = await send(app, 'POST', `/api/runs/${task.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, { authorization: `Bearer ${mariaKey}` })
+        const decided = await send(app, 'POST', `/api/runs/${task.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, bearer(mariaKey))
         assert.equal(decided.statusCode, 200, decided.body)
         const received = await until(() => receiver.received.slice(), (r) => r.some((q) => stateOf(q) === TaskState.TASK_STATE_COMPLETED))
         const completed = received.find((q) => stateOf(q) === TaskState.TASK_STATE_COMPLETED)!

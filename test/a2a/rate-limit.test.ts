@@ -10,6 +10,7 @@ import { TEST_SECRET_KEY, build, dialects, freshDatabase, send, type TestDatabas
 import { freePort, startRedis } from '../redis.js'
 import { NIL, createCycle, createStream } from '../runs/setup.js'
 import { expose, keyFor, listen, rpc } from './setup.js'
+import { bearer } from '../auth.js'
 
 
 // An hour's window: a loaded machine's slow requests never see the window roll over mid-test.
@@ -20,7 +21,7 @@ async function exposedCycle(app: FastifyInstance): Promise<{ cycleId: string; au
   const streamId = await createStream(app)
   const cycleId = await createCycle(app, streamId, [{ agentId: NIL, operatorPool: ['@maria'], name: 'Sign' }], 'sign')
   await expose(app, streamId, cycleId)
-  return { cycleId, auth: { authorization: `Bearer ${await keyFor(app, 'otto')}` } }
+  return { cycleId, auth: bearer(await keyFor(app, 'otto')) }
 }
 
 const getTask = (base: string, cycleId: string, auth: Record<string, string>) => rpc(base, cycleId, 'GetTask', { id: NIL }, auth)

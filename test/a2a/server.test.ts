@@ -11,7 +11,7 @@ import { build, dialects, pointers, send } from '../helpers.js'
 import { startAgentServer, type AgentServer } from '../runs/agent-server.js'
 import { NIL, createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
 import { expose, keyFor, listen, rpc, sdkClient, userMessage } from './setup.js'
-import { createApiKey } from '../../src/principals/store.js'
+import { bearer, createKey } from '../auth.js'
 
 const send1 = (text: string, configuration: Record<string, unknown> = {}, extra = {}) =>
   ({ tenant: '', message: userMessage(text, extra), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false, ...configuration }, metadata: undefined }) as never
@@ -123,9 +123,9 @@ for (const dialect of dialects()) {
       assert.ok(listed.tasks.some((t) => t.id === task.id))
       const canceled = await peopleClient.cancelTask({ tenant: '', id: task.id, metadata: undefined })
       assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED)
-      const refused = await rpc(base, peopleCycle, 'CancelTask', { id: task.id }, { authorization: `Bearer ${ottoKey}` })
+      const refused = await rpc(base, peopleCycle, 'CancelTask', { id: task.id }, bearer(ottoKey))
       assert.equal(refused.body.error.code, -32002)
-      const ended = await rpc(base, peopleCycle, 'SendMessage', { message: { messageId: 'm2', role: 'ROLE_USER', taskId: task.id, parts: [{ text: 'hello?' }] } }, { authorization: `Bearer ${ottoKey}` })
+      const ended = await rpc(base, peopleCycle, 'SendMessage', { message: { messageId: 'm2', role: 'ROLE_USER', taskId: task.id, parts: [{ text: 'hello?' }] } }, bearer(ottoKey))
       assert.equal(ended.body.error.code, -32004)
     })
 
@@ -179,18 +179,18 @@ for (const dialect of dialects()) {
       const events = peopleClient.resubscribeTask({ tenant: '', id: task.id })
       const first = await events.next()
       assert.equal(!first.done && first.value.payload?.$case === 'task' && first.value.payload.value.status?.state, TaskState.TASK_STATE_AUTH_REQUIRED)
-      const decided = await send(app, 'POST', `/api/runs/${task.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, { authorization: `Bearer ${mariaKey}` })
+      const decided = await send(app, 'POST', `/api/runs/${task.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, bearer(mariaKey))
       assert.equal(decided.statusCode, 200, decided.body)
       const rest: StreamResponse[] = []
       for await (const event of events) rest.push(event)
       const last = rest.at(-1)
       assert.equal(last?.payload?.$case === 'statusUpdate' && last.payload.value.status?.state, TaskState.TASK_STATE_COMPLETED)
-      const ended = await rpc(base, peopleCycle, 'SubscribeToTask', { id: task.id }, { authorization: `Bearer ${ottoKey}` })
+      const ended = await rpc(base, peopleCycle, 'SubscribeToTask', { id: task.id }, bearer(ottoKey))
       assert.equal(ended.body.error.code, -32004)
     })
 
     it('answers the protocol\'s errors: 401 for a bad key, version, unknown task, file parts, foreign context, bounds, unknown method', async () => {
-      const keyed = { authorization: `Bearer ${ottoKey}` }
+      const keyed = bearer(ottoKey)
       const noKey = await fetch(`${base}/a2a/cycles/${agentCycle}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer not-a-key' }, body: '{}' })
       assert.equal(noKey.status, 401)
       assert.match(noKey.headers.get('www-authenticate') ?? '', /^Bearer/)
@@ -211,8 +211,8 @@ for (const dialect of dialects()) {
       const foreign = await rpc(base, agentCycle, 'GetTask', { id: agentCycle }, { ...keyed, origin: 'https://elsewhere.example' })
       assert.equal(foreign.status, 403)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      const agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'a bot', agentId: (await send(app, 'GET', '/api/agents')).json().data[0].id })).key
-      assert.equal((await rpc(base, agentCycle, 'GetTask', { id: agentCycle }, { authorization: `Bearer ${agentKey}` })).status, 403)
+      const agentKey = (await createKey(app, { workspaceId, name: 'a bot', agentId: (await send(app, 'GET', '/api/agents')).json().data[0].id })).key
+      assert.equal((await rpc(base, agentCycle, 'GetTask', { id: agentCycle }, bearer(agentKey))).status, 403)
       assert.equal((await rpc(base, agentCycle, 'GetExtendedAgentCard', {}, keyed)).body.error.code, -32004)
       // Another cycle's task reads as unknown.
       const task = (await client.sendMessage(send1('mine', { returnImmediately: true }))) as Task

@@ -6,7 +6,7 @@ import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcT
 import { Role, type Message } from '@a2a-js/sdk'
 import { randomUUID } from 'node:crypto'
 import { send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
+import { createKey } from '../auth.js'
 
 export async function listen(app: FastifyInstance): Promise<string> {
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -15,7 +15,7 @@ export async function listen(app: FastifyInstance): Promise<string> {
 
 export async function keyFor(app: FastifyInstance, handle: string, role?: 'admin'): Promise<string> {
   const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-  return (await createApiKey(app.database.db, { workspaceId, name: handle, handle, ...(role ? { role } : {}) })).key
+  return (await createKey(app, { workspaceId, name: handle, handle, ...(role ? { role } : {}) })).key
 }
 
 export async function expose(app: FastifyInstance, streamId: string, cycleId: string, a2a: unknown = { exposed: true }) {

@@ -8,6 +8,7 @@ import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor, type AgentServer } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from '../runs/setup.js'
 import { expose, keyFor, listen } from './setup.js'
+import { bearer } from '../auth.js'
 
 for (const dialect of dialects()) {
   describe(`Tandem to Tandem over A2A (${dialect})`, () => {
@@ -55,7 +56,7 @@ for (const dialect of dialects()) {
       assert.equal(authorize.name, 'a2a.authorize')
       assert.match(authorize.input.message, /^Waiting for @maria to decide "Contract review"/)
       const waiting = await runIn(b, bRun.id, 'waiting')
-      const decided = await send(b, 'POST', `/api/runs/${bRun.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, { authorization: `Bearer ${mariaKey}` })
+      const decided = await send(b, 'POST', `/api/runs/${bRun.id}/phases/${waiting.phases[0].id}/decision`, { decision: 'approve' }, bearer(mariaKey))
       assert.equal(decided.statusCode, 200, decided.body)
 
       const done = await runIn(a, run.id, ['succeeded', 'failed'], 20000)

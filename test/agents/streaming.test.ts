@@ -10,7 +10,6 @@ import type { ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { startAnthropicFake } from '../fakes/vendors/anthropic.js'
 import { startMistralFake } from '../fakes/vendors/mistral.js'
 import { SECRET } from '../fakes/vendors/context.js'
@@ -18,6 +17,7 @@ import { openEventStream, type SseMessage, type SseStream } from '../events/sse-
 import { createServer, type Server } from 'node:http'
 import { waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, getRun, runIn, startRun } from '../runs/setup.js'
+import { bearer, createKey } from '../auth.js'
 
 async function createCredential(app: FastifyInstance, secret: string): Promise<string> {
   const res = await send(app, 'POST', '/api/credentials', { name: 'vendor key', secret })
@@ -213,18 +213,18 @@ for (const dialect of dialects()) {
     it('token-only: /deltas before the result; 409 on editing a streaming message; the result completes it', async () => {
       const agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: true, tools: [] } })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      const key = (await createApiKey(app.database.db, { workspaceId, name: `streamer-${dialect}`, agentId })).key
+      const key = (await createKey(app, { workspaceId, name: `streamer-${dialect}`, agentId })).key
       const { streamId, events, run } = await streamAndRun(agentId)
       const task: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(key))
         return res.statusCode === 200 ? res.json() : undefined
       })
       const path = `/api/tasks/${task.task.id}/deltas`
-      const auth = { authorization: `Bearer ${task.result.token}` }
+      const auth = bearer(task.result.token)
       const first = await send(app, 'POST', path, { text: 'Step one. ' }, auth)
       assert.equal(first.statusCode, 200, first.body)
       assert.equal(first.json().offset, 0)
-      const second = await send(app, 'POST', path, { text: 'Step two.' }, { authorization: `Bearer ${key}` })
+      const second = await send(app, 'POST', path, { text: 'Step two.' }, bearer(key))
       assert.equal(second.statusCode, 200, second.body)
       assert.deepEqual([second.json().offset, second.json().messageId], [10, first.json().messageId])
       const messageId = first.json().messageId
@@ -260,14 +260,14 @@ for (const dialect of dialects()) {
     it('token-only: a streamed message holds at most 40,000 characters; the delta past it fails the stream (409 message-too-long), later ones too', async () => {
       const agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: true, tools: [] } })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      const key = (await createApiKey(app.database.db, { workspaceId, name: `long-${dialect}`, agentId })).key
+      const key = (await createKey(app, { workspaceId, name: `long-${dialect}`, agentId })).key
       const { events, run } = await streamAndRun(agentId)
       const task: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(key))
         return res.statusCode === 200 ? res.json() : undefined
       })
       const path = `/api/tasks/${task.task.id}/deltas`
-      const auth = { authorization: `Bearer ${task.result.token}` }
+      const auth = bearer(task.result.token)
       assert.equal((await send(app, 'POST', path, { text: 'a'.repeat(30000) }, auth)).statusCode, 200)
       const atBound = await send(app, 'POST', path, { text: 'b'.repeat(10000) }, auth)
       assert.equal(atBound.statusCode, 200, 'exactly 40,000 characters')
@@ -293,15 +293,15 @@ for (const dialect of dialects()) {
     it('token-only: a delta appends in SQL; neither the text so far nor its content travels to or from the database', async () => {
       const agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: true, tools: [] } })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      const key = (await createApiKey(app.database.db, { workspaceId, name: `append-${dialect}`, agentId })).key
+      const key = (await createKey(app, { workspaceId, name: `append-${dialect}`, agentId })).key
       const { events, run } = await streamAndRun(agentId)
       events.close()
       const task: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(key))
         return res.statusCode === 200 ? res.json() : undefined
       })
       const path = `/api/tasks/${task.task.id}/deltas`
-      const auth = { authorization: `Bearer ${task.result.token}` }
+      const auth = bearer(task.result.token)
       const head = 'h'.repeat(20000)
       assert.equal((await send(app, 'POST', path, { text: head }, auth)).statusCode, 200)
       // Every query Kysely runs (transactions included: their executors share the prototype), with its values and rows.
@@ -339,14 +339,14 @@ for (const dialect of dialects()) {
     it('token-only without capabilities.streaming: /deltas is a 409 streaming-off', async () => {
       const agentId = await createAgent(app, { providerType: 'custom_token_only' })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      const key = (await createApiKey(app.database.db, { workspaceId, name: `plain-${dialect}`, agentId })).key
+      const key = (await createKey(app, { workspaceId, name: `plain-${dialect}`, agentId })).key
       const { events, run } = await streamAndRun(agentId)
       events.close()
       const task: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${key}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(key))
         return res.statusCode === 200 ? res.json() : undefined
       })
-      const res = await send(app, 'POST', `/api/tasks/${task.task.id}/deltas`, { text: 'hi' }, { authorization: `Bearer ${key}` })
+      const res = await send(app, 'POST', `/api/tasks/${task.task.id}/deltas`, { text: 'hi' }, bearer(key))
       assert.equal(res.statusCode, 409)
       assert.equal(res.json().type, 'urn:tandem:problem:streaming-off')
       await send(app, 'POST', `/api/runs/${run.id}/cancel`)

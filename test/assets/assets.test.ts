@@ -9,12 +9,11 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { build, dialects, send, TEST_SECRET_KEY } from '../helpers.js'
 import { gif, jpeg, png, SVG, webp } from './images.js'
+import { createKey } from '../auth.js'
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const MiB = 1024 * 1024
 
 /** `size` bytes of a real 10 × 10 PNG followed by padding (decoders stop at IEND; the signature is the PNG's). */
@@ -33,9 +32,9 @@ for (const dialect of dialects()) {
       app = await build(dialect, { TANDEM_AUTH: 'required' })
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'default')
-      admin = bearer((await createApiKey(db, { workspaceId, name: 'admin', role: 'admin' })).key)
-      member = bearer((await createApiKey(db, { workspaceId, name: 'member' })).key)
-      foreign = bearer((await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'foreign'), name: 'f', role: 'admin' })).key)
+      admin = (await createKey(app, { workspaceId, name: 'admin', role: 'admin' })).headers
+      member = (await createKey(app, { workspaceId, name: 'member' })).headers
+      foreign = (await createKey(app, { workspace: 'foreign', name: 'f', role: 'admin' })).headers
     })
     after(() => app.close())
 

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
 import { waitFor } from '../wait.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
+import { createKey } from '../auth.js'
 
 type Run = { type: 'text'; text: string; style?: Record<string, boolean> }
 const paragraph = (...texts: string[]) => ({ type: 'paragraph', children: texts.map((text): Run => ({ type: 'text', text })) })
@@ -23,9 +24,9 @@ for (const dialect of dialects()) {
       streamId = (await send(app, 'POST', '/api/streams', { name: 'chat' })).json().id
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'default')
-      member = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'm1', role: 'member' })).key}` }
-      otherMember = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'm2', role: 'member' })).key}` }
-      stranger = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'elsewhere'), name: 's', role: 'admin' })).key}` }
+      member = (await createKey(app, { workspaceId, name: 'm1', role: 'member' })).headers
+      otherMember = (await createKey(app, { workspaceId, name: 'm2', role: 'member' })).headers
+      stranger = (await createKey(app, { workspace: 'elsewhere', name: 's', role: 'admin' })).headers
     })
     after(() => app.close())
 
@@ -224,7 +225,7 @@ for (const dialect of dialects()) {
       assert.equal((await edit(id, contentOf('other member'), otherMember)).statusCode, 403)
       assert.equal((await edit(id, contentOf('author'), member)).statusCode, 200)
       assert.equal((await edit(id, contentOf('local admin'))).statusCode, 200)
-      const adminKey = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId: await ensureWorkspace(app.database.db, 'default'), name: 'adm', role: 'admin' })).key}` }
+      const adminKey = (await createKey(app, { name: 'adm', role: 'admin' })).headers
       assert.equal((await edit(id, contentOf('admin key'), adminKey)).statusCode, 200)
       const res = await read(id)
       assert.equal(res.json().revision, 4)

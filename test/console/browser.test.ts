@@ -13,9 +13,10 @@ import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { browserDialects, build, send } from '../helpers.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
 import { startAnthropicToolFake } from '../fakes/vendors/tool-models.js'
+import { createKey } from '../auth.js'
 
 const CHROMIUM = process.env.TANDEM_TEST_CHROMIUM ?? '/usr/bin/chromium'
 const ARTEFACTS = 'test-results/console'
@@ -1042,8 +1043,8 @@ test('the console in Chromium', async (t) => {
     const { app, url } = await serve(dialect, { TANDEM_AUTH: 'required' })
     t.after(() => app.close())
     const workspaceId = await ensureWorkspace(app.database.db, 'default')
-    const { key } = await createApiKey(app.database.db, { workspaceId, name: 'Maria', role: 'admin' })
-    const { key: memberKey } = await createApiKey(app.database.db, { workspaceId, name: 'Sam', role: 'member' })
+    const { key } = await createKey(app, { workspaceId, name: 'Maria', role: 'admin' })
+    const { key: memberKey } = await createKey(app, { workspaceId, name: 'Sam', role: 'member' })
     const { page, problems, close } = await openPage(browser, url)
     t.after(close)
     await step(t, () => page, 'key prompt', async () => {

@@ -6,12 +6,11 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { hintOf, readSecret } from '../../src/credentials/store.js'
 import { CREDENTIAL_SECRETS, WEBHOOK_SECRETS, replaceSealed, reseal } from '../../src/credentials/rekey.js'
 import { Vault, VaultError, keyIdOf } from '../../src/credentials/vault.js'
+import { createKey } from '../auth.js'
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const SECRET = 'sk-test-Zq9vTANDEMsecret-4711'
 const key64 = () => randomBytes(32).toString('base64')
 
@@ -37,11 +36,11 @@ for (const dialect of dialects()) {
       app = await build(dialect, { TANDEM_AUTH: 'required' })
       const db = app.database.db
       workspaceId = await ensureWorkspace(db, 'default')
-      admin = bearer((await createApiKey(db, { workspaceId, name: 'admin', role: 'admin' })).key)
-      member = bearer((await createApiKey(db, { workspaceId, name: 'member' })).key)
+      admin = (await createKey(app, { workspaceId, name: 'admin', role: 'admin' })).headers
+      member = (await createKey(app, { workspaceId, name: 'member' })).headers
       const agent = (await send(app, 'POST', '/api/agents', { name: 'Bot', providerType: 'custom_token_only' }, admin)).json()
-      agentKey = bearer((await createApiKey(db, { workspaceId, name: 'bot', agentId: agent.id })).key)
-      foreignAdmin = bearer((await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'foreign'), name: 'f', role: 'admin' })).key)
+      agentKey = (await createKey(app, { workspaceId, name: 'bot', agentId: agent.id })).headers
+      foreignAdmin = (await createKey(app, { workspace: 'foreign', name: 'f', role: 'admin' })).headers
     })
     after(() => app.close())
 

@@ -13,11 +13,11 @@ import { TEST_SECRET_KEY, dialects, freshDatabase, send, type TestDatabase } fro
 import { buildApp } from '../../src/app.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { Vault, keyIdOf, openVault } from '../../src/credentials/vault.js'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { startReceiver } from '../events/receiver.js'
 import { TYPESCRIPT_LOADER } from '../../scripts/typescript-loader.mjs'
+import { bearer, createKey } from '../auth.js'
 
 const SECRET = 'sk-live-NEVER-SHOWN-8f3a9c2e71'
 const SECRET_2 = 'whsec_TWVzc2FnZVNlY3JldFZhbHVlMTIzNDU2'
@@ -42,9 +42,9 @@ for (const dialect of dialects()) {
     it('no response, header or log line contains it, whatever the request', async () => {
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'default')
-      const admin = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'admin', role: 'admin' })).key}` }
-      const member = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'member' })).key}` }
-      const foreign = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'elsewhere'), name: 'f', role: 'admin' })).key}` }
+      const admin = (await createKey(app, { workspaceId, name: 'admin', role: 'admin' })).headers
+      const member = (await createKey(app, { workspaceId, name: 'member' })).headers
+      const foreign = (await createKey(app, { workspace: 'elsewhere', name: 'f', role: 'admin' })).headers
       const responses: LightMyRequestResponse[] = []
       const call = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown, headers: Record<string, string> = admin) => {
         const res = await send(app, method, url, body, headers)
@@ -80,7 +80,7 @@ for (const dialect of dialects()) {
       await call('POST', '/api/credentials', { name: 'x', secret: SECRET }, member)
       await call('PATCH', `/api/credentials/${id}`, { secret: SECRET }, member)
       await call('PATCH', `/api/credentials/${id}`, { secret: SECRET }, foreign)
-      await call('POST', '/api/credentials', { name: 'x', secret: SECRET }, { authorization: `Bearer ${SECRET}` })
+      await call('POST', '/api/credentials', { name: 'x', secret: SECRET }, bearer(SECRET))
       await call('DELETE', `/api/credentials/${id}`)
 
       assert.ok(responses.length >= 20)

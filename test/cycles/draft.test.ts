@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { bearer, createKey } from '../auth.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
 const phase = (overrides: Record<string, unknown> = {}) => ({
@@ -89,15 +89,13 @@ for (const dialect of dialects()) {
 
     it('an unknown stream, or one of another workspace, is a 404', async () => {
       assert.equal((await draft({ mode: 'generate', prompt: 'x' }, uuid(1))).statusCode, 404)
-      const db = app.database.db
-      const key = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'other'), name: 'o', role: 'admin' })).key
-      const res = await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/draft`, { mode: 'generate', prompt: 'x' }, { authorization: `Bearer ${key}` })
+      const key = (await createKey(app, { workspace: 'other', name: 'o', role: 'admin' })).key
+      const res = await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/draft`, { mode: 'generate', prompt: 'x' }, bearer(key))
       assert.equal(res.statusCode, 404)
     })
 
     it('assigns only agents of the stream\'s workspace', async () => {
-      const db = app.database.db
-      const key = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'far'), name: 'f', role: 'admin' })).key}` }
+      const key = (await createKey(app, { workspace: 'far', name: 'f', role: 'admin' })).headers
       const farStream = (await send(app, 'POST', '/api/streams', { name: 'far' }, key)).json().id
       const res = await send(app, 'POST', `/api/cycles/streams/${farStream}/cycles/draft`, { mode: 'generate', prompt: 'Have Triage Bot triage the ticket.' }, key)
       assert.equal(res.json().draft.phasesTemplate[0].agentId, NIL)

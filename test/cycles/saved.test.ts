@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { createKey } from '../auth.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
 const uuid = (n: number) => `01890A5D-AC96-774B-BCCE-${n.toString(16).padStart(12, '0')}`
@@ -37,8 +37,7 @@ for (const dialect of dialects()) {
     })
 
     it('agents must belong to the workspace or be nil (422 with pointers); ids must not repeat', async () => {
-      const db = app.database.db
-      const key = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'elsewhere'), name: 'e', role: 'admin' })).key}` }
+      const key = (await createKey(app, { workspace: 'elsewhere', name: 'e', role: 'admin' })).headers
       const foreignAgent = (await send(app, 'POST', '/api/agents', { name: 'Foreign' }, key)).json().id
       const res = await save({ triggerName: 't', description: 'd', phasesTemplate: [phase(1), phase(2, foreignAgent), phase(3, '01890a5d-ac96-774b-bcce-000000000999'), phase(1)] })
       assert.equal(res.statusCode, 422)
@@ -56,10 +55,9 @@ for (const dialect of dialects()) {
     })
 
     it('saves a pool naming handles no principal has, with a warning naming each (per phase); an existing handle, in any spelling, warns nothing', async () => {
-      const db = app.database.db
-      await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'Maria', handle: 'maria', role: 'member' })
+      await createKey(app, { name: 'Maria', handle: 'maria', role: 'member' })
       // A principal of another workspace does not count.
-      await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'elsewhere'), name: 'Marai', handle: 'marai', role: 'member' })
+      await createKey(app, { workspace: 'elsewhere', name: 'Marai', handle: 'marai', role: 'member' })
       const pools = [['@Maria', '@marai'], ['@marai', 'nobody'], ['maria'], []]
       const res = await save({ triggerName: 'pools', description: 'd', phasesTemplate: pools.map((operatorPool, i) => ({ ...phase(i + 1), operatorPool })) })
       assert.equal(res.statusCode, 201)

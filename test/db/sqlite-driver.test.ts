@@ -10,6 +10,7 @@ import { connect, WAL_SIZE_LIMIT_BYTES, type Db } from '../../src/db/connect.js'
 import { MAX_BATCH, sqliteDriverOf, type BatchingSqliteDriver } from '../../src/db/sqlite-driver.js'
 import { Checkpointer, RESTART_FRAMES } from '../../src/db/checkpointer.js'
 import { freshDatabase, type TestDatabase } from '../helpers.js'
+import { waitFor } from '../wait.js'
 
 type AnyDb = Kysely<any>
 
@@ -334,12 +335,13 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
       assert.deepEqual(driver.raw.pragma('wal_autocheckpoint'), [{ wal_autocheckpoint: 0 }])
       await sql`create table items (name text primary key, body text)`.execute(db)
       const checkpointer = driver.checkpointer as Checkpointer
-      for (let i = 0; i < 40 && checkpointer.stats.checkpoints === 0; i++) {
-        await db.transaction().execute((trx) => trx.insertInto('items').values({ name: `n${i}`, body: 'x'.repeat(20000) }).execute())
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
-      for (let i = 0; i < 100 && checkpointer.stats.checkpoints === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
-      assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+      // Commits, one every 10 ms, until the thread has checkpointed.
+      let i = 0
+      await waitFor(async () => {
+        if (checkpointer.stats.checkpoints > 0) return true
+        await db.transaction().execute((trx) => trx.insertInto('items').values({ name: `n${i++}`, body: 'x'.repeat(20000) }).execute())
+        return false
+      }, { everyMs: 10, what: 'the thread to checkpoint' })
       assert.equal(checkpointer.stats.mode, 'thread')
     } finally {
       await database.close()
@@ -357,12 +359,13 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
     const db = database.db as unknown as AnyDb
     try {
       const checkpointer = (sqliteDriverOf(db) as BatchingSqliteDriver).checkpointer as Checkpointer
-      for (let i = 0; i < 40 && checkpointer.stats.checkpoints === 0; i++) {
-        await db.insertInto('items').values({ name: `n${i}`, body: 'x'.repeat(20000) }).returning('name').execute()
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
-      for (let i = 0; i < 100 && checkpointer.stats.checkpoints === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
-      assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+      // Writes, one every 10 ms, until the thread has checkpointed.
+      let i = 0
+      await waitFor(async () => {
+        if (checkpointer.stats.checkpoints > 0) return true
+        await db.insertInto('items').values({ name: `n${i++}`, body: 'x'.repeat(20000) }).returning('name').execute()
+        return false
+      }, { everyMs: 10, what: 'the thread to checkpoint' })
     } finally {
       await database.close()
       await fresh.drop()
@@ -392,14 +395,14 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
       // A checkpoint begun after the burst's commit copies all of it (one that ran during the burst did not).
       const checkpointer = driver.checkpointer as Checkpointer
       const before = checkpointer.stats.checkpoints
-      for (let i = 0; i < 300 && checkpointer.stats.checkpoints <= before; i++) await new Promise((resolve) => setTimeout(resolve, 10))
-      assert.ok(checkpointer.stats.checkpoints > before, 'the thread checkpointed after the burst')
+      await waitFor(() => checkpointer.stats.checkpoints > before, { what: 'the thread to checkpoint after the burst' })
       // The next write restarts the log, which is then cut back (a few writes, should a checkpoint still be copying).
-      for (let i = 0; i < 20 && walBytes() > 1024 * 1024; i++) {
-        await db.transaction().execute((trx) => trx.insertInto('items').values({ name: `after${i}`, body: 'y' }).execute())
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      assert.ok(walBytes() <= 1024 * 1024, `the log is back within its limit (${walBytes()} bytes)`)
+      let i = 0
+      await waitFor(async () => {
+        if (walBytes() <= 1024 * 1024) return true
+        await db.transaction().execute((trx) => trx.insertInto('items').values({ name: `after${i++}`, body: 'y' }).execute())
+        return false
+      }, { everyMs: 50, what: 'the log to be cut back within its limit' })
     } finally {
       await database.close()
       await fresh.drop()
@@ -426,11 +429,11 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
       await sql`create table items (id integer primary key, body blob)`.execute(db)
       // Small writes start the thread first (it loads a better-sqlite3 of its own), so that a slow machine
       // starting it does not let the load below grow the log unchecked.
-      for (let i = 0; i < 200 && checkpointer.stats.checkpoints === 0; i++) {
+      await waitFor(async () => {
+        if (checkpointer.stats.checkpoints > 0) return true
         await db.transaction().execute((trx) => trx.insertInto('items').values({ body: Buffer.alloc(16) }).execute())
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
-      assert.ok(checkpointer.stats.checkpoints > 0, 'the thread checkpointed')
+        return false
+      }, { everyMs: 10, what: 'the thread to checkpoint' })
       const restartsBefore = restartsSoFar()
 
       // Eight writers commit rows of 4 KiB one after the other, 48 MiB at 12 MiB/s (about 12,000 pages of data,
@@ -451,7 +454,7 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
       const writer = async () => {
         while (!done()) {
           if (written > ((Date.now() - started) / 1000) * RATE) {
-            await new Promise((resolve) => setTimeout(resolve, 1))
+            await new Promise((resolve) => setTimeout(resolve, 1)) // pacing to RATE, not waiting for anything
             continue
           }
           await db.transaction().execute((trx) => trx.insertInto('items').values({ body }).execute())
@@ -481,7 +484,7 @@ describe('SQLite WAL checkpoints on a thread of their own', () => {
     assert.deepEqual(raw.pragma('wal_autocheckpoint'), [{ wal_autocheckpoint: 0 }])
     raw.exec('create table t (x)')
     checkpointer.committed()
-    for (let i = 0; i < 200 && failures.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    await waitFor(() => failures.length > 0, { what: 'the thread\'s failure to be reported' })
     assert.equal(failures.length, 1)
     assert.match(String(failures[0]), /no thread today/)
     assert.equal(checkpointer.stats.mode, 'inline')

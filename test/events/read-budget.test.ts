@@ -12,6 +12,7 @@ import { appendEvent } from '../../src/events/store.js'
 import { EVENT_READ_BUDGET_BYTES, readEventSlice } from '../../src/events/budget.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { openEventStream } from './sse-client.js'
+import { waitFor } from '../wait.js'
 
 const MIB = 1024 * 1024
 
@@ -114,7 +115,15 @@ for (const dialect of dialects()) {
     it('four replays of a large stream to clients that do not read keep the event loop free', async (t) => {
       const large = (await send(app, 'POST', '/api/streams', { name: 'replayed' })).json().id as string
       await appendMany(app, workspaceId, large, 500, 60_000)
+      // No event says the appends' after-work (wake-ups, garbage) is over: a pause so the loop is measured without it.
       await sleep(200)
+      // The server's side of each replay: how much it has written to its client.
+      const replays: http.ServerResponse[] = []
+      const seeReplay = (request: http.IncomingMessage, response: http.ServerResponse) => {
+        if (request.url?.includes(large)) replays.push(response)
+      }
+      app.server.on('request', seeReplay)
+      t.after(() => app.server.off('request', seeReplay))
       const delay = monitorEventLoopDelay({ resolution: 10 })
       const stuck: http.ClientRequest[] = []
       delay.enable()
@@ -123,7 +132,8 @@ for (const dialect of dialects()) {
         request.on('error', () => {})
         stuck.push(request)
       }
-      await sleep(1500)
+      // Until every replay has read its first batch and written an event of it: the reads that held the loop before.
+      await waitFor(() => replays.length === 4 && replays.every((response) => (response.socket?.bytesWritten ?? 0) >= 60_000), { what: 'four replays to write their first events' })
       const health = await fetch(`${base}/healthz`)
       delay.disable()
       for (const request of stuck) request.destroy()

@@ -6,9 +6,10 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
 import { appendEvent, purgeEvents } from '../../src/events/store.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { openEventStream } from './sse-client.js'
 import { waitFor } from '../wait.js'
+import { createKey } from '../auth.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
 
@@ -72,8 +73,7 @@ for (const dialect of dialects()) {
         assert.deepEqual(pointers(res), ['/headers/last-event-id'])
       }
       assert.equal((await send(app, 'GET', '/api/streams/0190d5a8-0000-7000-8000-000000000009/events')).statusCode, 404)
-      const db = app.database.db
-      const foreign = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'elsewhere'), name: 'x', role: 'admin' })).key}` }
+      const foreign = (await createKey(app, { workspace: 'elsewhere', name: 'x', role: 'admin' })).headers
       assert.equal((await send(app, 'GET', url, undefined, foreign)).statusCode, 404)
       const sse = await openEventStream(`${base}${url}`, foreign)
       assert.equal(sse.status, 404)

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
 import { startReceiver } from './receiver.js'
+import { waitFor } from '../wait.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
 
@@ -32,12 +33,11 @@ for (const dialect of dialects()) {
         assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'])
         assert.equal(second?.body, first?.body)
         for (const sent of [first, second]) assert.match(String(sent?.headers.traceparent), /^00-4bf92f3577b34da6a3ce929d0e0e4736-(?!00f067aa0ba902b7)[0-9a-f]{16}-01$/)
-        let log: Array<{ id: string; status: string; attempts: number }> = []
-        for (let i = 0; i < 200; i++) {
-          log = ((await (await fetch(`${again}/api/webhooks/${hook.id}/deliveries`)).json()) as { data: typeof log }).data
-          if (log[0]?.status === 'succeeded') break
-          await new Promise((resolve) => setTimeout(resolve, 50))
-        }
+        type Log = Array<{ id: string; status: string; attempts: number }>
+        const log = await waitFor(async () => {
+          const read = ((await (await fetch(`${again}/api/webhooks/${hook.id}/deliveries`)).json()) as { data: Log }).data
+          return read[0]?.status === 'succeeded' ? read : undefined
+        }, { what: 'the delivery to be logged as succeeded' })
         assert.equal(log.length, 1)
         assert.equal(log[0]?.status, 'succeeded')
         assert.equal(log[0]?.id, first?.headers['webhook-id'])

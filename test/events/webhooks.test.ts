@@ -7,8 +7,9 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { Webhook as Verifier } from 'standardwebhooks'
 import { build, dialects, pointers, send } from '../helpers.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { startReceiver } from './receiver.js'
+import { createKey } from '../auth.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -37,8 +38,8 @@ for (const dialect of dialects()) {
       streamId = (await send(app, 'POST', '/api/streams', { name: 'hooks' })).json().id
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'default')
-      member = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'member', role: 'member' })).key}` }
-      foreignAdmin = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'elsewhere'), name: 'x', role: 'admin' })).key}` }
+      member = (await createKey(app, { workspaceId, name: 'member', role: 'member' })).headers
+      foreignAdmin = (await createKey(app, { workspace: 'elsewhere', name: 'x', role: 'admin' })).headers
     })
     after(() => app.close())
 

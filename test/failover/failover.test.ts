@@ -11,12 +11,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request, serverGroup, type ChildServer } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
-import { startAgentServer, waitFor } from '../runs/agent-server.js'
+import { queuedJobs } from '../queue.js'
+import { startAgentServer } from '../runs/agent-server.js'
+import { waitFor } from '../wait.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
 /** The bound under test: stale after 3 s, swept every second (src/failover/registry.ts failoverTimings). */
 const BOUND_S = 6
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 type Mode = 'a live instance' | 'a restart'
 
@@ -63,7 +64,7 @@ async function cluster(fault: string, mode: Mode) {
     await database.drop()
   }
   open.add(close)
-  return { base: bases[0] as string, killed, close }
+  return { base: bases[0] as string, url: database.url, killed, close }
 }
 
 async function peopleCycle(base: string, streamId: string, triggerName: string, policy?: unknown) {
@@ -91,7 +92,7 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
           const done = await waitFor(async () => {
             const current = (await request(death.base, 'GET', `/api/runs/${run.id}`)).json
             return current.status === 'succeeded' ? current : undefined
-          }, 30000, 'the run to succeed')
+          }, { timeoutMs: 30000, what: 'the run to succeed' })
           const took = Date.now() - death.at
           assert.ok(took < BOUND_S * 1000, `taken over in ${took} ms`)
           assert.equal(done.phases[0].attempts, 1)
@@ -114,9 +115,9 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
           assert.ok(schedule.id, `the schedule was refused: ${JSON.stringify(schedule)}`)
           const death = await killed()
           const runsOf = async () => (await request(death.base, 'GET', `/api/cycles/streams/${streamId}/runs?limit=100`)).json.data as Array<{ createdAt: string }>
-          await waitFor(async () => ((await runsOf()).length >= 1 ? true : undefined), 30000, 'the tick after the kill')
+          await waitFor(async () => (await runsOf()).length >= 1, { timeoutMs: 30000, what: 'the tick after the kill' })
           const took = Date.now() - death.at
-          await waitFor(async () => ((await runsOf()).length >= 3 ? true : undefined), 30000, 'later ticks')
+          await waitFor(async () => (await runsOf()).length >= 3, { timeoutMs: 30000, what: 'later ticks' })
           assert.equal((await request(death.base, 'PATCH', `/api/schedules/${schedule.id}`, { enabled: false })).status, 200)
           const disabledAt = Date.now()
           const runs = await runsOf()
@@ -133,17 +134,17 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
       })
 
       it('a reminder killed as it takes effect: it fires once within the bound, and never again', { timeout: 120000 }, async () => {
-        const { base, killed, close } = await cluster('job:decision.timer:start', mode)
+        const { base, url, killed, close } = await cluster('job:decision.timer:start', mode)
         try {
           const streamId = (await request(base, 'POST', '/api/streams', { name: 'remind' })).json.id
           await peopleCycle(base, streamId, 'pay', { decision: { remindAfter: 'PT5S' } })
           const [started] = (await request(base, 'POST', `/api/streams/${streamId}/triggers/pay`, {})).json.runs
           const death = await killed()
-          await waitFor(async () => ((await events(death.base, streamId, 'decision.reminder')).length > 0 ? true : undefined), 30000, 'the reminder')
+          await waitFor(async () => (await events(death.base, streamId, 'decision.reminder')).length > 0, { timeoutMs: 30000, what: 'the reminder' })
           const took = Date.now() - death.at
           assert.ok(took < BOUND_S * 1000, `the reminder fired ${took} ms after the kill (or the restart)`)
-          // Long enough for any other instance to have run the timer's job again (a sweep, a poll).
-          await sleep(2000)
+          // Until no job of the run's timers may run any more: the dead instance's too, once the sweep freed it.
+          await waitFor(async () => (await queuedJobs(url, 'decision.timer', started.id)).length === 0, { timeoutMs: 2 * BOUND_S * 1000, what: 'the run\'s timer jobs to be done' })
           assert.equal((await events(death.base, streamId, 'decision.reminder')).length, 1, 'one reminder')
           assert.equal((await request(death.base, 'GET', `/api/runs/${started.id}`)).json.status, 'waiting', 'a reminder decides nothing')
           console.log(`failover (${mode}): a reminder killed as it took effect fired ${took} ms after the kill (or the restart)`)

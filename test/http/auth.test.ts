@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
-import { createApiKey, ensureWorkspace, revokeApiKey } from '../../src/workspaces/store.js'
+import { ensureWorkspace, revokeApiKey } from '../../src/workspaces/store.js'
+import { bearer, createKey } from '../auth.js'
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
 for (const dialect of dialects()) {
   describe(`auth, local mode (${dialect})`, () => {
@@ -54,9 +54,8 @@ for (const dialect of dialects()) {
     let bob: string
     before(async () => {
       app = await build(dialect, { TANDEM_AUTH: 'required' })
-      const db = app.database.db
-      alice = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'alice', role: 'admin' })).key
-      bob = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'other'), name: 'bob', role: 'admin' })).key
+      alice = (await createKey(app, { name: 'alice', role: 'admin' })).key
+      bob = (await createKey(app, { workspace: 'other', name: 'bob', role: 'admin' })).key
     })
     after(() => app.close())
 
@@ -90,7 +89,7 @@ for (const dialect of dialects()) {
 
     it('a revoked key is 401 at once', async () => {
       const db = app.database.db
-      const created = await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'temp', role: 'member' })
+      const created = await createKey(app, { name: 'temp', role: 'member' })
       assert.equal((await send(app, 'GET', '/api/agents', undefined, bearer(created.key))).statusCode, 200)
       assert.equal(await revokeApiKey(db, created.id), true)
       assert.equal((await send(app, 'GET', '/api/agents', undefined, bearer(created.key))).statusCode, 401)
@@ -109,10 +108,10 @@ for (const dialect of dialects()) {
     it('no key, a malformed, unknown, revoked or foreign key, and a forged loopback claim: 401/404, nothing written', async () => {
       const db = app.database.db
       const home = await ensureWorkspace(db, 'default')
-      const owner = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: home, name: 'owner', role: 'admin' })).key}` }
-      const revoked = await createApiKey(db, { workspaceId: home, name: 'revoked', role: 'admin' })
+      const owner = (await createKey(app, { workspaceId: home, name: 'owner', role: 'admin' })).headers
+      const revoked = await createKey(app, { workspaceId: home, name: 'revoked', role: 'admin' })
       await revokeApiKey(db, revoked.id)
-      const foreign = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'foreign'), name: 'foreign', role: 'admin' })).key
+      const foreign = (await createKey(app, { workspace: 'foreign', name: 'foreign', role: 'admin' })).key
       const agent = (await send(app, 'POST', '/api/agents', { name: 'Guarded' }, owner)).json()
       const stream = (await send(app, 'POST', '/api/streams', { name: 'guarded' }, owner)).json()
       const content = { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'mine' }] }] }] }
@@ -129,9 +128,9 @@ for (const dialect of dialects()) {
         ['malformed header', { authorization: 'Token abc' }, 401],
         ['malformed key', { authorization: 'Bearer not-a-key' }, 401],
         ['unknown key', { authorization: `Bearer tdm_${'A'.repeat(43)}` }, 401],
-        ['revoked key', { authorization: `Bearer ${revoked.key}` }, 401],
+        ['revoked key', bearer(revoked.key), 401],
         ['forged loopback', { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' }, 401],
-        ["another workspace's key", { authorization: `Bearer ${foreign}` }, 404],
+        ["another workspace's key", bearer(foreign), 404],
       ]
       for (const [label, headers, status] of callers) {
         const attempts = [

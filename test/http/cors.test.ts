@@ -2,8 +2,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { build } from '../helpers.js'
+import { createKey } from '../auth.js'
 
 describe('CORS preflight', () => {
   let app: FastifyInstance
@@ -14,7 +15,7 @@ describe('CORS preflight', () => {
     app = await build('sqlite', { TANDEM_AUTH: 'required', TANDEM_CORS_ORIGINS: 'http://localhost:5173' })
     base = await app.listen({ port: 0, host: '127.0.0.1' })
     const workspaceId = await ensureWorkspace(app.database.db, 'default')
-    auth = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'browser', role: 'member' })).key}` }
+    auth = (await createKey(app, { workspaceId, name: 'browser', role: 'member' })).headers
   })
   after(() => app.close())
 

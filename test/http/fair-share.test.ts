@@ -9,11 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { loadConfig } from '../../src/config.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { appendEvent } from '../../src/events/store.js'
 import { openEventStream } from '../events/sse-client.js'
 import { waitFor } from '../wait.js'
+import { bearer, createKey } from '../auth.js'
 
 interface Opened {
   status: number | 'no reply'
@@ -85,9 +85,9 @@ for (const dialect of dialects()) {
       app = await build(dialect, { TANDEM_AUTH: 'required', TANDEM_MAX_CONNECTIONS: '60' })
       base = await app.listen({ port: 0, host: '127.0.0.1' })
       const workspaceId = await ensureWorkspace(app.database.db, 'default')
-      greedy = (await createApiKey(app.database.db, { workspaceId, name: 'Greedy' })).key
-      other = (await createApiKey(app.database.db, { workspaceId, name: 'Other' })).key
-      streamId = (await send(app, 'POST', '/api/streams', { name: 'watched' }, { authorization: `Bearer ${other}` })).json().id
+      greedy = (await createKey(app, { workspaceId, name: 'Greedy' })).key
+      other = (await createKey(app, { workspaceId, name: 'Other' })).key
+      streamId = (await send(app, 'POST', '/api/streams', { name: 'watched' }, bearer(other))).json().id
     })
     after(() => app.close())
 
@@ -104,7 +104,7 @@ for (const dialect of dialects()) {
         await connectionsSettle(app, 10)
         const probes = await Promise.all([
           timed(`${base}/healthz`),
-          timed(`${base}/api/streams`, { authorization: `Bearer ${other}` }),
+          timed(`${base}/api/streams`, bearer(other)),
           timed(`${base}/api/streams/${streamId}/events?after=0`, { authorization: `Bearer ${other}`, accept: 'application/json' }),
         ])
         t.diagnostic(`probes answered in ${probes.map((p) => p.ms.toFixed(0)).join(', ')} ms`)
@@ -138,11 +138,11 @@ for (const dialect of dialects()) {
       app = await build(dialect, { TANDEM_AUTH: 'required', TANDEM_MAX_STREAMS_PER_KEY: '2', TANDEM_MAX_STREAMS_PER_PEER: '3' })
       base = await app.listen({ port: 0, host: '127.0.0.1' })
       const workspaceId = await ensureWorkspace(app.database.db, 'default')
-      const admin = (await createApiKey(app.database.db, { workspaceId, name: 'Admin', role: 'admin' })).key
-      keys = [admin, (await createApiKey(app.database.db, { workspaceId, name: 'Second' })).key]
-      streamId = (await send(app, 'POST', '/api/streams', { name: 's' }, { authorization: `Bearer ${admin}` })).json().id
-      const agent = (await send(app, 'POST', '/api/agents', { name: 'Puller', providerType: 'custom_token_only' }, { authorization: `Bearer ${admin}` })).json()
-      agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'puller', agentId: agent.id })).key
+      const admin = (await createKey(app, { workspaceId, name: 'Admin', role: 'admin' })).key
+      keys = [admin, (await createKey(app, { workspaceId, name: 'Second' })).key]
+      streamId = (await send(app, 'POST', '/api/streams', { name: 's' }, bearer(admin))).json().id
+      const agent = (await send(app, 'POST', '/api/agents', { name: 'Puller', providerType: 'custom_token_only' }, bearer(admin))).json()
+      agentKey = (await createKey(app, { workspaceId, name: 'puller', agentId: agent.id })).key
     })
     after(() => app.close())
 
@@ -165,7 +165,7 @@ for (const dialect of dialects()) {
     })
 
     it('a long-polling claim holds a slot while it waits; a claim without waitSeconds does not', async () => {
-      const claim = (waitSeconds: number) => send(app, 'POST', '/api/tasks/claim', { waitSeconds }, { authorization: `Bearer ${agentKey}` })
+      const claim = (waitSeconds: number) => send(app, 'POST', '/api/tasks/claim', { waitSeconds }, bearer(agentKey))
       const waiting = [claim(3), claim(3)]
       await until(2)
       const refused = await claim(3)

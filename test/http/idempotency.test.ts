@@ -5,10 +5,11 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { IDEMPOTENCY_TTL_MS } from '../../src/http/idempotency.js'
 import { purgeExpiredKeys } from '../../src/idempotency/store.js'
 import { TEST_SECRET_KEY, build, dialects, freshDatabase, pointers, send } from '../helpers.js'
+import { createKey } from '../auth.js'
 
 const key = (k: string, extra: Record<string, string> = {}) => ({ 'idempotency-key': k, ...extra })
 
@@ -45,8 +46,7 @@ for (const dialect of dialects()) {
     })
 
     it('keys belong to a workspace', async () => {
-      const db = app.database.db
-      const other = { authorization: `Bearer ${(await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'idem-other'), name: 'o', role: 'admin' })).key}` }
+      const other = (await createKey(app, { workspace: 'idem-other', name: 'o', role: 'admin' })).headers
       const mine = await send(app, 'POST', '/api/streams', { name: 'S' }, key('shared-key'))
       const theirs = await send(app, 'POST', '/api/streams', { name: 'S' }, key('shared-key', other))
       assert.equal(theirs.statusCode, 201)
@@ -57,8 +57,8 @@ for (const dialect of dialects()) {
     it('keys belong to the principal that sent them, not to the whole workspace', async () => {
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'idem-members')
-      const alice = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'alice', role: 'member' })).key}` }
-      const bob = { authorization: `Bearer ${(await createApiKey(db, { workspaceId, name: 'bob', role: 'member' })).key}` }
+      const alice = (await createKey(app, { workspaceId, name: 'alice', role: 'member' })).headers
+      const bob = (await createKey(app, { workspaceId, name: 'bob', role: 'member' })).headers
       const stream = (await send(app, 'POST', '/api/streams', { name: 'Members' }, alice)).json().id
       const body = { content: { blocks: [{ type: 'rich_text', elements: [] }] } }
       const url = `/api/chat/streams/${stream}/messages`

@@ -2,8 +2,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
+import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { build, send } from '../helpers.js'
+import { createKey } from '../auth.js'
 
 describe('rate limiting (required mode, 5 requests per minute)', () => {
   let app: FastifyInstance
@@ -12,8 +13,8 @@ describe('rate limiting (required mode, 5 requests per minute)', () => {
   before(async () => {
     app = await build('sqlite', { TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '5/minute', TANDEM_PEER_RATE_LIMIT: '100/minute' })
     const workspaceId = await ensureWorkspace(app.database.db, 'default')
-    alice = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'a', role: 'member' })).key}` }
-    bob = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'b', role: 'member' })).key}` }
+    alice = (await createKey(app, { workspaceId, name: 'a', role: 'member' })).headers
+    bob = (await createKey(app, { workspaceId, name: 'b', role: 'member' })).headers
   })
   after(() => app.close())
 

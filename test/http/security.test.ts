@@ -6,9 +6,9 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { build, dialects, send } from '../helpers.js'
 import { waitFor } from '../wait.js'
+import { createKey, injectWithKey } from '../auth.js'
 
 const PROBLEM = 'application/problem+json; charset=utf-8'
 
@@ -58,12 +58,12 @@ describe('required mode does not check Host or proxy headers (keys decide)', () 
   let key: string
   before(async () => {
     app = await build('sqlite', { TANDEM_AUTH: 'required' })
-    key = (await createApiKey(app.database.db, { workspaceId: await ensureWorkspace(app.database.db, 'default'), name: 'k', role: 'admin' })).key
+    key = (await createKey(app, { name: 'k', role: 'admin' })).key
   })
   after(() => app.close())
 
   it('serves any Host and forwarded requests with a key', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/agents', headers: { host: 'tandem.example', 'x-forwarded-for': '203.0.113.9', via: '1.1 nginx', authorization: `Bearer ${key}` } })
+    const res = await injectWithKey(app, key, { method: 'GET', url: '/api/agents', headers: { host: 'tandem.example', 'x-forwarded-for': '203.0.113.9', via: '1.1 nginx' } })
     assert.equal(res.statusCode, 200)
   })
 })
@@ -74,7 +74,7 @@ for (const dialect of dialects()) {
     let key: string
     before(async () => {
       app = await build(dialect, { TANDEM_AUTH: 'required', TANDEM_RATE_LIMIT: '100/minute', TANDEM_PEER_RATE_LIMIT: '5/minute' })
-      key = (await createApiKey(app.database.db, { workspaceId: await ensureWorkspace(app.database.db, 'default'), name: 'k', role: 'admin' })).key
+      key = (await createKey(app, { name: 'k', role: 'admin' })).key
     })
     after(() => app.close())
 
@@ -85,11 +85,11 @@ for (const dialect of dialects()) {
         statuses.push(res.statusCode)
       }
       assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429])
-      const limited = await app.inject({ method: 'GET', url: '/api/agents', remoteAddress: '198.51.100.7', headers: { authorization: `Bearer ${key}` } })
+      const limited = await injectWithKey(app, key, { method: 'GET', url: '/api/agents', remoteAddress: '198.51.100.7' })
       assert.equal(limited.statusCode, 429, 'even a right key waits: the address is out of budget')
       assert.equal(limited.json().type, 'urn:tandem:problem:rate-limited')
       assert.ok(Number(limited.headers['retry-after']) >= 1)
-      const other = await app.inject({ method: 'GET', url: '/api/agents', remoteAddress: '198.51.100.8', headers: { authorization: `Bearer ${key}` } })
+      const other = await injectWithKey(app, key, { method: 'GET', url: '/api/agents', remoteAddress: '198.51.100.8' })
       assert.equal(other.statusCode, 200)
       assert.equal((await app.inject({ method: 'GET', url: '/healthz', remoteAddress: '198.51.100.7' })).statusCode, 200, 'health is not limited')
     })

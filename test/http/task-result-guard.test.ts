@@ -7,12 +7,12 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, startRun } from '../runs/setup.js'
+import { bearer, createKey } from '../auth.js'
 
 const answer = (app: FastifyInstance, taskId: string, credential: string) =>
-  send(app, 'POST', `/api/tasks/${taskId}/result`, { output: { text: 'done' } }, { authorization: `Bearer ${credential}` })
+  send(app, 'POST', `/api/tasks/${taskId}/result`, { output: { text: 'done' } }, bearer(credential))
 
 for (const dialect of dialects()) {
   describe(`the task-result route behind the rate limit (${dialect})`, () => {
@@ -45,12 +45,12 @@ for (const dialect of dialects()) {
       const agentId = await createAgent(app, { providerType: 'custom_token_only' })
       const otherAgentId = await createAgent(app, { name: 'Other', providerType: 'custom_token_only' })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'claimer', agentId })).key
-      otherAgentKey = (await createApiKey(app.database.db, { workspaceId, name: 'other claimer', agentId: otherAgentId })).key
-      memberKey = (await createApiKey(app.database.db, { workspaceId, name: 'A member' })).key
+      agentKey = (await createKey(app, { workspaceId, name: 'claimer', agentId })).key
+      otherAgentKey = (await createKey(app, { workspaceId, name: 'other claimer', agentId: otherAgentId })).key
+      memberKey = (await createKey(app, { workspaceId, name: 'A member' })).key
       await startRun(app, streamId, await createCycle(app, streamId, [{ agentId }]))
       const claimed: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${agentKey}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(agentKey))
         return res.statusCode === 200 ? res.json() : undefined
       })
       task = { id: claimed.task.id, token: claimed.result.token }

@@ -8,10 +8,10 @@ import { createParser } from 'eventsource-parser'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { claimItem } from '../../src/inbox/claims.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
+import { bearer, createKey } from '../auth.js'
 
 for (const dialect of dialects()) {
   describe(`inbox (${dialect})`, () => {
@@ -94,9 +94,8 @@ for (const dialect of dialects()) {
       const stranger = await keyFor(app, 'maria', 'member', 'other-team')
       assert.equal((await inbox(stranger)).data.length, 0)
       const agentId = await createAgent(app, { providerType: 'custom_token_only' })
-      const db = app.database.db
-      const agentKey = (await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'bot', agentId })).key
-      assert.equal((await send(app, 'GET', '/api/me/inbox', undefined, { authorization: `Bearer ${agentKey}` })).statusCode, 403)
+      const agentKey = (await createKey(app, { name: 'bot', agentId })).key
+      assert.equal((await send(app, 'GET', '/api/me/inbox', undefined, bearer(agentKey))).statusCode, 403)
       for (const run of started) await send(app, 'POST', `/api/runs/${run.id}/cancel`, {})
     })
 
@@ -112,8 +111,9 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'DELETE', path, undefined, tom)).statusCode, 204)
       assert.equal((await inbox(maria)).data.find((i) => i.runId === run.id).claimedBy, null)
       await send(app, 'POST', path, undefined, tom)
-      await new Promise((r) => setTimeout(r, 1200))
-      assert.equal((await inbox(maria)).data.find((i) => i.runId === run.id).claimedBy, null, 'the claim ran out')
+      assert.equal((await inbox(maria)).data.find((i) => i.runId === run.id).claimedBy, 'tom')
+      // Within 1.2 s (TANDEM_CLAIM_TTL_S is 1 here), the claim runs out.
+      await waitFor(async () => (await inbox(maria)).data.find((i) => i.runId === run.id).claimedBy === null ? true : undefined, 1200, 'the claim to run out')
       // A claim is a signal, not a lock: another in the pool still decides.
       await send(app, 'POST', path, undefined, tom)
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/phases/${run.phases[0].id}/decision`, { decision: 'reject' }, maria)).statusCode, 200)

@@ -9,14 +9,13 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { createParser } from 'eventsource-parser'
 import { build, dialects, send } from '../helpers.js'
-import { startAgentServer, waitFor } from '../runs/agent-server.js'
+import { startAgentServer } from '../runs/agent-server.js'
 import { createAgent, createStream, NIL, runIn } from '../runs/setup.js'
 import { keyFor } from '../schedules/setup.js'
 import { runClockTimer, type ClockJob } from '../../src/waits/clock.js'
 import { CLOCK_EFFECTS } from '../../src/runs/machine/machine.js'
 import { advanceClock, pendingCount } from '../clock.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+import { waitFor } from '../wait.js'
 
 for (const dialect of dialects()) {
   describe(`decision policies (${dialect})`, () => {
@@ -140,7 +139,7 @@ for (const dialect of dialects()) {
         const back = await waitFor(async () => {
           const r = (await send(app, 'GET', `/api/runs/${run.id}`)).json()
           return r.phases[0].status === 'awaiting_decision' ? r : undefined
-        }, 15000, 'the second attempt')
+        }, { timeoutMs: 15000, what: 'the second attempt' })
         assert.deepEqual(back.phases[0].approvals, { have: 0, need: 2 })
         assert.equal(await pendingJobs(`${run.phases[0].id}:1:`), 0, 'the revise removed attempt 1\'s timers')
         assert.equal(await pendingJobs(`${run.phases[0].id}:2:`), 2, 'attempt 2 has its own')
@@ -185,6 +184,8 @@ for (const dialect of dialects()) {
 
     it('escalation reaches the admins\' live feeds: inbox.added (escalated), then inbox.removed once decided', { timeout: 30000 }, async () => {
       const { run } = await waitingRun({ decision: { escalateAfter: 'PT1H' } })
+      // A run in the admin's own pool: its item in the feed shows the feed follows the streams and sent what it read.
+      const { run: own } = await waitingRun(undefined, [phase({ operatorPool: ['boss'] })])
       await app.listen({ port: 0, host: '127.0.0.1' })
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
       const controller = new AbortController()
@@ -197,13 +198,13 @@ for (const dialect of dialects()) {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
       })().catch(() => {})
       try {
-        await sleep(300)
+        await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === own.id), { what: 'the admin\'s own item in the feed' })
         assert.equal(events.some((e) => e.data.runId === run.id), false, 'not the admin\'s before the escalation')
         await runClockTimer(app, { clock: 'decision', runId: run.id, phaseRunId: run.phases[0].id, callId: null, attempt: 0, timer: 'escalate' }, CLOCK_EFFECTS)
-        const added = await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === run.id), 10000, 'inbox.added on escalation')
+        const added = await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === run.id), { what: 'inbox.added on escalation' })
         assert.equal(added.data.escalated, true)
         assert.equal((await decideAs(boss, run, 'approve')).statusCode, 200)
-        await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.runId === run.id), 10000, 'inbox.removed')
+        await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.runId === run.id), { what: 'inbox.removed' })
       } finally {
         controller.abort()
         await reading

@@ -9,12 +9,12 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { request, serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
-import { holdLock } from '../hold-lock.js'
-import { waitFor } from '../runs/agent-server.js'
+import { holdLock, someoneWaitsOnALock } from '../hold-lock.js'
+import { queuedJobs, queueSettled } from '../queue.js'
+import { waitFor } from '../wait.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 
 for (const dialect of dialects()) {
   describe(`decision timers survive a SIGKILL mid-effect (${dialect})`, () => {
@@ -34,21 +34,30 @@ for (const dialect of dialects()) {
         const run = (await request(base, 'GET', `/api/runs/${started.id}`)).json
         const remindAt = Date.parse(run.phases[0].deadlines.remindAt)
         release = await holdLock(dialect, database.url, { table: 'runs', id: run.id })
-        // Past the reminder's time (and PostgreSQL's 1 s poll): the job is held up by the lock.
-        await sleep(remindAt - Date.now() + 2500)
+        // Past the reminder's time: the job is held up by the lock.
+        if (dialect === 'postgres') {
+          await waitFor(() => someoneWaitsOnALock(database.url), { timeoutMs: remindAt - Date.now() + 15000, what: 'the reminder\'s job to wait on the held run' })
+        } else {
+          // The reminder falls due on the real clock; a worker waiting for SQLite's write lock shows nowhere outside its process.
+          await sleep(remindAt - Date.now() + 2500)
+        }
         await servers.stopAll('SIGKILL')
         await release()
         release = undefined
 
+        const restartedAt = new Date()
         const again = await servers.start().url
-        await waitFor(async () => ((await reminders(again, streamId)).length > 0 ? true : undefined), 30000, 'the reminder after the restart')
-        await sleep(2500)
+        await waitFor(async () => (await reminders(again, streamId)).length > 0, { timeoutMs: 30000, what: 'the reminder after the restart' })
+        // Until no timer of the run can run any more (a job taken before the restart was the dead server's).
+        await waitFor(() => queueSettled(database.url, 'decision.timer', run.id, restartedAt), { what: 'the run\'s timers to settle after the restart' })
         assert.equal((await reminders(again, streamId)).length, 1, 'one reminder, not two')
 
         // Killed again after the effect committed: the next start re-arms nothing that took effect.
         await servers.stopAll('SIGKILL')
+        const thirdAt = new Date()
         const third = await servers.start().url
-        await sleep(3000)
+        await waitFor(() => queueSettled(database.url, 'decision.timer', run.id, thirdAt), { what: 'the run\'s timers to settle after the third start' })
+        assert.deepEqual((await queuedJobs(database.url, 'decision.timer', run.id)).filter((job) => job.lockedAt === null), [], 'no timer re-armed')
         assert.equal((await reminders(third, streamId)).length, 1)
         const waiting = (await request(third, 'GET', `/api/runs/${run.id}`)).json
         assert.equal(waiting.status, 'waiting', 'a reminder decides nothing')

@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.js'
 import { dialects, freshDatabase, send, TEST_SECRET_KEY } from '../helpers.js'
 import { waitFor } from '../runs/agent-server.js'
 import { createStream, NIL } from '../runs/setup.js'
+import { pendingCount } from '../clock.js'
 
 const RUNS = 10
 
@@ -40,7 +41,8 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
           for (const id of runIds) if ((await send(one, 'GET', `/api/runs/${id}`)).json().status !== 'succeeded') return undefined
           return true
         }, 30000, 'every run approved at expiry')
-        await new Promise((r) => setTimeout(r, 2000))
+        // Until no decision timer's job is left on either instance (one running elsewhere finishes first).
+        await waitFor(async () => ((await pendingCount(one, 'decision:')) === 0 ? true : undefined), 10000, 'no decision timer job left')
         const reminders = (await events()).filter((e) => e.type === 'decision.reminder').map((e) => e.data.runId).sort()
         assert.deepEqual(reminders, [...runIds].sort(), 'one reminder per run')
         for (const id of runIds) {

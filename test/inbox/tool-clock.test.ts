@@ -9,7 +9,6 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey } from '../../src/principals/store.js'
 import { clockKey, resumeDecisionClocks, runClockTimer, type ClockJob } from '../../src/waits/clock.js'
 import { removeJob } from '../../src/jobs/index.js'
 import { ALL_CLOCK_EFFECTS } from '../../src/waits/jobs.js'
@@ -19,6 +18,7 @@ import { keyFor } from '../schedules/setup.js'
 import { createAgent, createStream, getRun, runIn, startRun } from '../runs/setup.js'
 import { waitFor } from '../runs/agent-server.js'
 import { advanceClock, pendingCount, pendingJobs } from '../clock.js'
+import { bearer, createKey } from '../auth.js'
 
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '')
 
@@ -38,7 +38,7 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: files.url, approval: { 'delete_*': 'always' } })).statusCode, 201)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: false, tools: ['files.delete_file', 'tandem.ask_operator'] } })
-      agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'worker', agentId })).key
+      agentKey = (await createKey(app, { workspaceId, name: 'worker', agentId })).key
       maria = await keyFor(app, 'maria', 'member')
       boss = await keyFor(app, 'boss', 'admin')
       streamId = await createStream(app)
@@ -58,13 +58,13 @@ for (const dialect of dialects()) {
       assert.equal(saved.statusCode, 201, saved.body)
       const run = await startRun(app, streamId, saved.json().id)
       const payload: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${agentKey}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(agentKey))
         return res.statusCode === 200 ? res.json() : undefined
       })
       assert.equal(payload.run.id, run.id)
       return payload
     }
-    const asAgent = (payload: any) => ({ authorization: `Bearer ${payload.result.token}` })
+    const asAgent = (payload: any) => bearer(payload.result.token)
     async function call(payload: any, name: string, input: Record<string, unknown>): Promise<string> {
       const res = await send(app, 'POST', `${local(payload.toolsUrl)}/${name}`, { input }, asAgent(payload))
       assert.equal(res.statusCode, 202, res.body)

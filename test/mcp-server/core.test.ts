@@ -8,11 +8,11 @@ import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { build, dialects, send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
 import { createStream, getRun, NIL, runIn } from '../runs/setup.js'
 import { call, connect, listen, type Connected } from './setup.js'
+import { createKey } from '../auth.js'
 
 const TOOL_NAMES = [
   'whoami', 'list_inbox', 'claim_item', 'release_item', 'decide_phase', 'decide_tool_call', 'answer_question', 'list_streams', 'read_messages',
@@ -46,7 +46,7 @@ for (const dialect of dialects()) {
       stranger = await keyFor(app, 'maria', 'admin', 'elsewhere')
       const workspaceId = await ensureWorkspace(app.database.db, 'default')
       const agentId = (await send(app, 'POST', '/api/agents', { name: 'Worker', providerType: 'custom_token_only' })).json().id
-      agent = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'worker', agentId })).key}` }
+      agent = (await createKey(app, { workspaceId, name: 'worker', agentId })).headers
     })
     after(async () => {
       for (const { client } of open) await client.close()

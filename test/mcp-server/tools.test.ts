@@ -8,13 +8,13 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { build, dialects, send } from '../helpers.js'
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { createAgent, createCycle, createStream, getRun, NIL, runIn, startRun } from '../runs/setup.js'
 import { waitFor } from '../runs/agent-server.js'
 import { keyFor } from '../schedules/setup.js'
 import { call, connect, listen, type Connected } from './setup.js'
+import { bearer, createKey } from '../auth.js'
 
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '')
 
@@ -44,7 +44,7 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: files.url, approval: { 'delete_*': 'always' } })).statusCode, 201)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: false, tools: ['files.delete_file', 'tandem.ask_operator'] } })
-      agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'worker', agentId })).key
+      agentKey = (await createKey(app, { workspaceId, name: 'worker', agentId })).key
       maria = await keyFor(app, 'maria', 'member')
       stranger = await keyFor(app, 'someone', 'admin', 'elsewhere')
       streamId = await createStream(app)
@@ -58,13 +58,13 @@ for (const dialect of dialects()) {
     async function claimed(): Promise<any> {
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId, operatorPool: ['@maria'] }], `t-${randomUUID().slice(0, 8)}`))
       const payload: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${agentKey}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(agentKey))
         return res.statusCode === 200 ? res.json() : undefined
       })
       assert.equal(payload.run.id, run.id)
       return payload
     }
-    const asAgent = (payload: any) => ({ authorization: `Bearer ${payload.result.token}` })
+    const asAgent = (payload: any) => bearer(payload.result.token)
 
     it('decide_tool_call approves an agent\'s call once and denies another; list_tool_calls shows them, via mcp', async () => {
       const client = await as(maria)

@@ -10,13 +10,13 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey } from '../../src/principals/store.js'
 import { build, dialects, send } from '../helpers.js'
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { createAgent, createCycle, createStream, startRun } from '../runs/setup.js'
 import { waitFor } from '../runs/agent-server.js'
 import { keyFor } from '../schedules/setup.js'
 import { listen } from './setup.js'
+import { bearer, createKey } from '../auth.js'
 
 const MARKER = '<!-- mcp-walkthrough -->'
 
@@ -49,15 +49,15 @@ for (const dialect of dialects().filter((d) => d === 'sqlite')) {
       assert.equal((await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: files.url, approval: { 'delete_*': 'always' } })).statusCode, 201)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       const agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: false, tools: ['files.delete_file'] } })
-      const agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'worker', agentId })).key
+      const agentKey = (await createKey(app, { workspaceId, name: 'worker', agentId })).key
       const maria = await keyFor(app, 'maria', 'member')
       const streamId = await createStream(app)
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId, operatorPool: ['@maria'] }]))
       const payload: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${agentKey}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(agentKey))
         return res.statusCode === 200 ? res.json() : undefined
       })
-      const asked = await send(app, 'POST', `${payload.toolsUrl.replace(/^https?:\/\/[^/]+/, '')}/files.delete_file`, { input: { path: '/tmp/old.log' } }, { authorization: `Bearer ${payload.result.token}` })
+      const asked = await send(app, 'POST', `${payload.toolsUrl.replace(/^https?:\/\/[^/]+/, '')}/files.delete_file`, { input: { path: '/tmp/old.log' } }, bearer(payload.result.token))
       assert.equal(asked.statusCode, 202, asked.body)
 
       const { script, expected } = walkThrough()

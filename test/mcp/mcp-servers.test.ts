@@ -6,14 +6,13 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { build, dialects, pointers, send } from '../helpers.js'
 import { downMcpUrl, startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { resolveTools } from '../../src/tools/resolve.js'
 import { callMcpTool } from '../../src/tools/mcp-call.js'
+import { createKey } from '../auth.js'
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const MCP_UNREACHABLE = 'urn:tandem:problem:mcp-unreachable'
 
 for (const dialect of dialects()) {
@@ -29,12 +28,12 @@ for (const dialect of dialects()) {
       app = await build(dialect, { TANDEM_AUTH: 'required', TANDEM_EGRESS_ALLOW: '127.0.0.1/32', TANDEM_TOOL_TIMEOUT_MS: '1500' })
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'default')
-      admin = bearer((await createApiKey(db, { workspaceId, name: 'admin', role: 'admin' })).key)
-      member = bearer((await createApiKey(db, { workspaceId, name: 'member' })).key)
+      admin = (await createKey(app, { workspaceId, name: 'admin', role: 'admin' })).headers
+      member = (await createKey(app, { workspaceId, name: 'member' })).headers
       const agent = await send(app, 'POST', '/api/agents', { name: 'Bot', providerType: 'custom_token_only' }, admin)
       assert.equal(agent.statusCode, 201, agent.body)
-      agentKey = bearer((await createApiKey(db, { workspaceId, name: 'bot', agentId: agent.json().id })).key)
-      foreign = bearer((await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'foreign'), name: 'f', role: 'admin' })).key)
+      agentKey = (await createKey(app, { workspaceId, name: 'bot', agentId: agent.json().id })).headers
+      foreign = (await createKey(app, { workspace: 'foreign', name: 'f', role: 'admin' })).headers
     })
     after(async () => {
       await app.close()

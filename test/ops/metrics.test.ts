@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
+import { bearer } from '../auth.js'
 
 const SERVICE_SERIES = [
   'http_request_duration_seconds',
@@ -86,7 +87,7 @@ describe('metrics off a loopback bind', () => {
       assert.equal(res.json().type, 'urn:tandem:problem:unauthorized')
       assert.doesNotMatch(res.body, /http_request_duration_seconds/)
     }
-    const ok = await send(withToken, 'GET', '/metrics', undefined, { authorization: `Bearer ${token}` })
+    const ok = await send(withToken, 'GET', '/metrics', undefined, bearer(token))
     assert.equal(ok.statusCode, 200)
     assert.match(ok.body, /^# TYPE tandem_runs_total counter$/m)
   })

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, type AgentServer } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from '../runs/setup.js'
+import { waitFor } from '../wait.js'
 
 const value = (body: string, series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(body)?.[1] ?? 'NaN')
 
@@ -38,8 +39,7 @@ for (const dialect of dialects()) {
       assert.equal(value(body, 'tandem_tasks_waiting'), 0)
       assert.equal(value(body, 'tandem_sse_clients'), 1)
       controller.abort()
-      for (let i = 0; i < 50 && value((await send(app, 'GET', '/metrics')).body, 'tandem_sse_clients') !== 0; i++) await new Promise((r) => setTimeout(r, 50))
-      assert.equal(value((await send(app, 'GET', '/metrics')).body, 'tandem_sse_clients'), 0)
+      await waitFor(async () => value((await send(app, 'GET', '/metrics')).body, 'tandem_sse_clients') === 0, { what: 'the closed stream to leave tandem_sse_clients' })
     })
   })
 }

@@ -7,16 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { createApiKey, ensureWorkspace } from '../../src/workspaces/store.js'
 import { TEST_SECRET_KEY, dialects, freshDatabase, send, type TestDatabase } from '../helpers.js'
 import { freePort, startRedis } from '../redis.js'
+import { bearer, createKey } from '../auth.js'
 
 
 // Required mode: /metrics needs its token.
 const METRICS_TOKEN = 'metrics-token-0123456789'
 
 const metricValue = async (app: FastifyInstance, name: string) => {
-  const body = (await send(app, 'GET', '/metrics', undefined, { authorization: `Bearer ${METRICS_TOKEN}` })).body
+  const body = (await send(app, 'GET', '/metrics', undefined, bearer(METRICS_TOKEN))).body
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1] ?? 'NaN')
 }
 
@@ -39,9 +39,7 @@ for (const dialect of dialects()) {
         await app.ready()
         instances.push(app)
       }
-      const db = instances[0]!.database.db
-      const { key } = await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'default'), name: 'shared', role: 'member' })
-      auth = { authorization: `Bearer ${key}` }
+      auth = (await createKey(instances[0]!, { name: 'shared', role: 'member' })).headers
     })
     after(async () => {
       for (const app of instances) await app.close()

@@ -10,8 +10,8 @@ import { createKeyCommand, UsageError } from '../../src/principals/cli.js'
 import { defaultHandle, normalizeHandle } from '../../src/principals/handles.js'
 import { connect } from '../../src/db/connect.js'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
+import { bearer, createKey } from '../auth.js'
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const SOME_ID = '01890a5d-ac96-774b-bcce-b302099a8057'
 
 describe('handles', () => {
@@ -54,8 +54,8 @@ for (const dialect of dialects()) {
     before(async () => {
       app = await build(dialect, { TANDEM_AUTH: 'required' })
       workspaceId = await ensureWorkspace(app.database.db, 'default')
-      admin = bearer((await createApiKey(app.database.db, { workspaceId, name: 'Ada Admin', role: 'admin' })).key)
-      member = bearer((await createApiKey(app.database.db, { workspaceId, name: 'Maria López' })).key)
+      admin = (await createKey(app, { workspaceId, name: 'Ada Admin', role: 'admin' })).headers
+      member = (await createKey(app, { workspaceId, name: 'Maria López' })).headers
     })
     after(() => app.close())
 

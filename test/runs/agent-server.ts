@@ -1,6 +1,7 @@
 // A webhook agent for tests: a real HTTP server on 127.0.0.1 that records every delivery and answers as told.
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { waitFor as waitUntil } from '../wait.js'
 
 export interface Delivery {
   headers: IncomingHttpHeaders
@@ -49,12 +50,7 @@ export async function startAgentServer(answer?: AgentServer['answer']): Promise<
   return state
 }
 
-export async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, ms = 10000, what = 'condition'): Promise<NonNullable<T>> {
-  const until = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
+/** test/wait.ts's waitFor with positional arguments, as many tests call it. */
+export function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, ms = 10000, what = 'condition'): Promise<NonNullable<T>> {
+  return waitUntil(check, { timeoutMs: ms, what })
 }

@@ -4,11 +4,11 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { startAgentServer, waitFor, type AgentServer } from './agent-server.js'
 import { createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
+import { bearer, createKey } from '../auth.js'
 
-const claim = (app: FastifyInstance, key: string, body: unknown = {}) => send(app, 'POST', '/api/tasks/claim', body, { authorization: `Bearer ${key}` })
+const claim = (app: FastifyInstance, key: string, body: unknown = {}) => send(app, 'POST', '/api/tasks/claim', body, bearer(key))
 
 for (const dialect of dialects()) {
   describe(`claims and races (${dialect})`, () => {
@@ -23,7 +23,7 @@ for (const dialect of dialects()) {
       streamId = await createStream(app)
       agentId = await createAgent(app, { providerType: 'custom_token_only' })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'claimer', agentId })).key
+      agentKey = (await createKey(app, { workspaceId, name: 'claimer', agentId })).key
       slow = await startAgentServer(() => ({ status: 202 }))
     })
     after(async () => {
@@ -46,13 +46,15 @@ for (const dialect of dialects()) {
       assert.equal(claimed.task.attempt, 1)
       assert.match(claimed.result.token, /^tdt_/)
       assert.equal((await claim(app, agentKey)).statusCode, 204, 'a leased task is not handed out twice')
-      const answered = await send(app, 'POST', claimed.result.url.replace(/^https?:\/\/[^/]+/, ''), { output: { text: 'claimed and done' } }, { authorization: `Bearer ${agentKey}` })
+      const answered = await send(app, 'POST', claimed.result.url.replace(/^https?:\/\/[^/]+/, ''), { output: { text: 'claimed and done' } }, bearer(agentKey))
       assert.equal(answered.statusCode, 200, answered.body)
       assert.equal((await getRun(app, run.id)).status, 'succeeded')
     })
 
     it('long-polls until a task arrives', async () => {
       const waiting = claim(app, agentKey, { waitSeconds: 10 })
+      await waitFor(() => (app.heldRequests.held === 1 ? true : undefined), 10000, 'the claim to hold its slot')
+      // Nothing tells when the claim has looked once and found no task: a pause longer than its poll (250 ms).
       await new Promise((r) => setTimeout(r, 300))
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId }]))
       const res = await waiting
@@ -67,15 +69,18 @@ for (const dialect of dialects()) {
         const res = await claim(app, agentKey)
         return res.statusCode === 200 && res.json().run.id === run.id ? res.json() : undefined
       })
-      await new Promise((r) => setTimeout(r, 1100))
-      const second = (await claim(app, agentKey)).json()
+      // Within 1.1 s (TANDEM_TASK_LEASE_S is 1 here), the lease runs out and the task is claimed again.
+      const second: any = await waitFor(async () => {
+        const res = await claim(app, agentKey)
+        return res.statusCode === 200 ? res.json() : undefined
+      }, 1100, 'the task to be claimed again')
       assert.equal(second.task.id, first.task.id)
       assert.notEqual(second.result.token, first.result.token)
       const url = `/api/tasks/${first.task.id}/result`
-      const stale = await send(app, 'POST', url, { output: { text: 'old' } }, { authorization: `Bearer ${first.result.token}` })
+      const stale = await send(app, 'POST', url, { output: { text: 'old' } }, bearer(first.result.token))
       assert.equal(stale.statusCode, 409)
       assert.equal(stale.json().type, 'urn:tandem:problem:task-closed')
-      assert.equal((await send(app, 'POST', url, { output: { text: 'new' } }, { authorization: `Bearer ${second.result.token}` })).statusCode, 200)
+      assert.equal((await send(app, 'POST', url, { output: { text: 'new' } }, bearer(second.result.token))).statusCode, 200)
       assert.equal((await getRun(app, run.id)).phases[0].output.text, 'new')
     })
 
@@ -100,7 +105,7 @@ for (const dialect of dialects()) {
         const run = await startRun(app, streamId, cycleId)
         const delivery = await waitFor(() => slow.deliveries.find((d) => d.body.run.id === run.id))
         const [result, cancel] = await Promise.all([
-          send(app, 'POST', `/api/tasks/${delivery.body.task.id}/result`, { output: { text: 'race' } }, { authorization: `Bearer ${delivery.body.result.token}` }),
+          send(app, 'POST', `/api/tasks/${delivery.body.task.id}/result`, { output: { text: 'race' } }, bearer(delivery.body.result.token)),
           send(app, 'POST', `/api/runs/${run.id}/cancel`),
         ])
         const final = await getRun(app, run.id)

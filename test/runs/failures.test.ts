@@ -7,7 +7,9 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { Webhook } from 'standardwebhooks'
 import { build, dialects, send } from '../helpers.js'
-import { startAgentServer, type AgentServer } from './agent-server.js'
+import { startAgentServer, waitFor, type AgentServer } from './agent-server.js'
+import { pendingJobs } from '../clock.js'
+import { deliveryKey } from '../../src/runs/machine/jobs.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from './setup.js'
 
 for (const dialect of dialects()) {
@@ -85,7 +87,9 @@ for (const dialect of dialects()) {
       assert.match(failed.error.detail, /\/output\/text/)
       // A 2xx that is not JSON takes the task (the answer is to come at result.url).
       const plain = await runAgainst(() => ({ status: 200, body: 'OK' }))
-      await new Promise((r) => setTimeout(r, 300))
+      // Delivered, and its delivery job done (a later one, a poll, is not due): nothing more happens to the run now.
+      const [delivery] = await waitFor(() => (plain.server.deliveries.length > 0 ? plain.server.deliveries : undefined), 10000, 'the delivery')
+      await waitFor(async () => ((await pendingJobs(app, deliveryKey(delivery!.body.task.id))).every((job) => Date.parse(job.runAt) > Date.now()) ? true : undefined), 10000, 'the delivery job to be done')
       assert.equal((await send(app, 'GET', `/api/runs/${plain.run.id}`)).json().status, 'running')
     })
 

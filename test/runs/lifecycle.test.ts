@@ -11,6 +11,7 @@ import { taskToken } from '../../src/runs/machine/machine.js'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor, type AgentServer, type Delivery } from './agent-server.js'
 import { NIL, createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
+import { bearer } from '../auth.js'
 
 for (const dialect of dialects()) {
   describe(`run lifecycle (${dialect})`, () => {
@@ -145,18 +146,18 @@ for (const dialect of dialects()) {
         const body = { output: { content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: 'rich answer' }] }] }] } } }
         assert.equal((await send(app, 'POST', url, body)).statusCode, 401)
         assert.equal((await send(app, 'POST', url, body, { authorization: 'Bearer tdt_garbage' })).statusCode, 401)
-        const bad = await send(app, 'POST', url, { output: { text: 'a', content: body.output.content } }, { authorization: `Bearer ${token}` })
+        const bad = await send(app, 'POST', url, { output: { text: 'a', content: body.output.content } }, bearer(token))
         assert.equal(bad.statusCode, 400)
-        const neither = await send(app, 'POST', url, { output: {}, extra: 1 }, { authorization: `Bearer ${token}` })
+        const neither = await send(app, 'POST', url, { output: {}, extra: 1 }, bearer(token))
         assert.equal(neither.statusCode, 400)
         assert.deepEqual(neither.json().errors.map((e: any) => e.pointer), ['/extra'])
-        const ok = await send(app, 'POST', url, body, { authorization: `Bearer ${token}` })
+        const ok = await send(app, 'POST', url, body, bearer(token))
         assert.equal(ok.statusCode, 200, ok.body)
         assert.deepEqual(ok.json(), { accepted: true })
         const done = await getRun(app, run.id)
         assert.equal(done.status, 'succeeded')
         assert.equal(done.phases[0].output.text, 'rich answer')
-        const twice = await send(app, 'POST', url, body, { authorization: `Bearer ${token}` })
+        const twice = await send(app, 'POST', url, body, bearer(token))
         assert.equal(twice.statusCode, 409)
         assert.equal(twice.json().type, 'urn:tandem:problem:task-closed')
       } finally {
@@ -193,7 +194,7 @@ for (const dialect of dialects()) {
         assert.ok(!JSON.stringify(task).includes(token.slice(4)), 'the task row holds only its hash')
 
         release()
-        const ok = await send(app, 'POST', `/api/tasks/${taskId}/result`, { output: { text: 'answered later' } }, { authorization: `Bearer ${token}` })
+        const ok = await send(app, 'POST', `/api/tasks/${taskId}/result`, { output: { text: 'answered later' } }, bearer(token))
         assert.equal(ok.statusCode, 200, ok.body)
         assert.equal((await runIn(app, run.id, 'succeeded')).phases[0].output.text, 'answered later')
       } finally {
@@ -227,7 +228,7 @@ for (const dialect of dialects()) {
         assert.equal(cancel.statusCode, 200)
         assert.equal(cancel.json().status, 'canceled')
         assert.deepEqual(cancel.json().phases.map((p: any) => p.status), ['canceled', 'canceled'])
-        const late = await send(app, 'POST', `/api/tasks/${delivery.body.task.id}/result`, { output: { text: 'late' } }, { authorization: `Bearer ${delivery.body.result.token}` })
+        const late = await send(app, 'POST', `/api/tasks/${delivery.body.task.id}/result`, { output: { text: 'late' } }, bearer(delivery.body.result.token))
         assert.equal(late.statusCode, 409)
         assert.equal(late.json().type, 'urn:tandem:problem:task-closed')
         const again = await send(app, 'POST', `/api/runs/${run.id}/cancel`)

@@ -5,8 +5,8 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
 import { NIL, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
+import { createKey } from '../auth.js'
 
 for (const dialect of dialects()) {
   describe(`admin override and the cancel rule (${dialect})`, () => {
@@ -19,7 +19,7 @@ for (const dialect of dialects()) {
       app = await build(dialect, {}, { ownDatabase: true })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       const key = async (name: string, handle: string, role?: 'admin') =>
-        ({ authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name, handle, ...(role ? { role } : {}) })).key}` })
+        (await createKey(app, { workspaceId, name, handle, ...(role ? { role } : {}) })).headers
       as.maria = await key('Maria', 'maria')
       as.mia = await key('Mia', 'mia')
       as.otto = await key('Otto', 'otto')

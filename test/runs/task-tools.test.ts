@@ -6,12 +6,12 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey } from '../../src/principals/store.js'
 import { finishCall } from '../../src/runs/tool-calls/exec.js'
 import { build, dialects, send } from '../helpers.js'
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
 import { waitFor } from './agent-server.js'
+import { bearer, createKey } from '../auth.js'
 
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '')
 
@@ -30,8 +30,8 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: files.url, approval: { 'delete_*': 'always' } })).statusCode, 201)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       agentId = await createAgent(app, { providerType: 'custom_token_only', capabilities: { streaming: false, tools: ['files.echo', 'files.delete_file', 'tandem.ask_operator', 'nothing'] } })
-      agentKey = (await createApiKey(app.database.db, { workspaceId, name: 'worker', agentId })).key
-      maria = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'Maria', handle: 'maria' })).key}` }
+      agentKey = (await createKey(app, { workspaceId, name: 'worker', agentId })).key
+      maria = (await createKey(app, { workspaceId, name: 'Maria', handle: 'maria' })).headers
       streamId = await createStream(app)
     })
     after(async () => {
@@ -43,13 +43,13 @@ for (const dialect of dialects()) {
     async function claimed(): Promise<any> {
       const run = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId, operatorPool: ['@maria'] }], `t-${Math.random()}`))
       const payload: any = await waitFor(async () => {
-        const res = await send(app, 'POST', '/api/tasks/claim', {}, { authorization: `Bearer ${agentKey}` })
+        const res = await send(app, 'POST', '/api/tasks/claim', {}, bearer(agentKey))
         return res.statusCode === 200 ? res.json() : undefined
       })
       assert.equal(payload.run.id, run.id)
       return payload
     }
-    const asAgent = (payload: any) => ({ authorization: `Bearer ${payload.result.token}` })
+    const asAgent = (payload: any) => bearer(payload.result.token)
 
     it('the payload lists the tools and toolsUrl; a call needing no one is made at once', async () => {
       const payload = await claimed()
@@ -58,7 +58,7 @@ for (const dialect of dialects()) {
       const res = await send(app, 'POST', `${local(payload.toolsUrl)}/files.echo`, { input: { text: 'hello' } }, asAgent(payload))
       assert.equal(res.statusCode, 200, res.body)
       assert.deepEqual({ status: res.json().status, output: res.json().output, error: res.json().error }, { status: 'succeeded', output: 'echo: hello', error: null })
-      const byKey = await send(app, 'POST', `${local(payload.toolsUrl)}/files.echo`, { input: { text: 'key' } }, { authorization: `Bearer ${agentKey}` })
+      const byKey = await send(app, 'POST', `${local(payload.toolsUrl)}/files.echo`, { input: { text: 'key' } }, bearer(agentKey))
       assert.equal(byKey.statusCode, 200, byKey.body)
       const run = await getRun(app, payload.run.id)
       assert.match(run.phases[0].warnings[0], /"nothing" names no tool/)

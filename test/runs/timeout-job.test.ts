@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer } from './agent-server.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from './setup.js'
+import { waitFor } from '../wait.js'
 
 async function timeoutJobs(app: FastifyInstance): Promise<number> {
   const { db, dialect } = app.database
@@ -30,9 +31,9 @@ for (const dialect of dialects()) {
         await runIn(app, done.id, 'succeeded')
         const waiting = await startRun(app, streamId, await createCycle(app, streamId, [{ agentId: await createAgent(app, { endpointUrl: slow.url }) }], 'other'))
         await runIn(app, waiting.id, 'running')
-        for (let i = 0; i < 100 && slow.deliveries.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+        await waitFor(() => slow.deliveries.length > 0, { what: 'the delivery' })
         // The delivery arms the time-out once the agent accepted the task (202): wait for it.
-        for (let i = 0; i < 100 && (await timeoutJobs(app)) === 0; i++) await new Promise((r) => setTimeout(r, 50))
+        await waitFor(async () => (await timeoutJobs(app)) > 0, { what: 'the time-out job' })
         assert.equal(await timeoutJobs(app), 1, 'the open task has its time-out job')
         assert.equal((await send(app, 'POST', `/api/runs/${waiting.id}/cancel`)).statusCode, 200)
         assert.equal(await timeoutJobs(app), 0, 'no time-out job outlives its task')

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { createParser } from 'eventsource-parser'
-import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import Value from 'typebox/value'
 import { eventSchema } from '../../src/events/payloads.js'
@@ -17,6 +16,9 @@ import { downMcpUrl, startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp
 import { startAnthropicToolFake, startMistralToolFake, type ToolModelFake, type ToolTurn } from '../fakes/vendors/tool-models.js'
 import { createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
 import { waitFor } from './agent-server.js'
+import { pendingCount } from '../clock.js'
+import { callKey } from '../../src/runs/tool-calls/store.js'
+import { createKey } from '../auth.js'
 
 type Vendor = 'claude' | 'mistral'
 
@@ -37,7 +39,7 @@ for (const dialect of dialects()) {
       slow = await startFakeMcpServer({ deleteDelayMs: 4000 })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       const key = async (name: string, handle: string, workspace = workspaceId) =>
-        ({ authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId: workspace, name, handle })).key}` })
+        (await createKey(app, { workspaceId: workspace, name, handle })).headers
       as.maria = await key('Maria', 'maria')
       as.otto = await key('Otto', 'otto')
       as.olga = await key('Olga', 'olga', await ensureWorkspace(app.database.db, 'elsewhere'))
@@ -274,7 +276,8 @@ for (const dialect of dialects()) {
       assert.equal(canceled.phases[0].status, 'canceled')
       const late = await send(app, 'POST', `/api/runs/${run.id}/tool-calls/${call.id}/decision`, { decision: 'approve' }, as.maria)
       assert.equal(late.statusCode, 409, late.body)
-      await new Promise((r) => setTimeout(r, 300))
+      // The call runs in a job an approval enqueues: none is left, so none will run.
+      await waitFor(async () => ((await pendingCount(app, callKey(call.id))) === 0 ? true : undefined), 10000, 'no job of the call')
       assert.equal(files.calls.filter((c) => (c.arguments as any).path === '/tmp/c').length, 0)
       await waitFor(async () => ((await getRun(app, run.id)).status === 'canceled' ? true : undefined), 2000)
     })

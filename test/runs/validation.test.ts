@@ -4,9 +4,8 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, pointers, send } from '../helpers.js'
-import { createApiKey } from '../../src/principals/store.js'
-import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { NIL, createAgent, createCycle, createStream, runIn, startRun } from './setup.js'
+import { bearer, createKey } from '../auth.js'
 
 for (const dialect of dialects()) {
   describe(`run routes: bad input, workspaces and roles (${dialect})`, () => {
@@ -23,7 +22,7 @@ for (const dialect of dialects()) {
       cycleId = await createCycle(app, streamId, [{ agentId: NIL, operatorPool: ['@Maria'] }])
       // Maria exists before the run starts: a pool no one has would escalate the phase to admins at once.
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      mariaKey = (await createApiKey(app.database.db, { workspaceId, name: 'Maria', handle: 'maria' })).key
+      mariaKey = (await createKey(app, { workspaceId, name: 'Maria', handle: 'maria' })).key
       run = await startRun(app, streamId, cycleId)
       phaseId = (await runIn(app, run.id, 'waiting')).phases[0].id
     })
@@ -79,17 +78,17 @@ for (const dialect of dialects()) {
       assert.equal(forbidden.statusCode, 403)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       const maria = mariaKey
-      const member = (await createApiKey(app.database.db, { workspaceId, name: 'Someone' })).key
-      assert.equal((await send(app, 'POST', url, { decision: 'approve' }, { authorization: `Bearer ${member}` })).statusCode, 403)
+      const member = (await createKey(app, { workspaceId, name: 'Someone' })).key
+      assert.equal((await send(app, 'POST', url, { decision: 'approve' }, bearer(member))).statusCode, 403)
       assert.equal((await send(app, 'GET', `/api/runs/${run.id}`)).json().phases[0].status, 'awaiting_decision')
-      const ok = await send(app, 'POST', url, { decision: 'approve', note: 'x'.repeat(4000) }, { authorization: `Bearer ${maria}` })
+      const ok = await send(app, 'POST', url, { decision: 'approve', note: 'x'.repeat(4000) }, bearer(maria))
       assert.equal(ok.statusCode, 200, ok.body)
       assert.equal(ok.json().phases[0].decisions[0].handle, 'maria')
     })
 
     it('another workspace sees none of it (404); agent keys may not start, cancel or decide (403)', async () => {
-      const other = (await createApiKey(app.database.db, { workspaceId: await ensureWorkspace(app.database.db, 'other'), name: 'Olga', role: 'admin' })).key
-      const as = { authorization: `Bearer ${other}` }
+      const other = (await createKey(app, { workspace: 'other', name: 'Olga', role: 'admin' })).key
+      const as = bearer(other)
       assert.equal((await send(app, 'GET', `/api/runs/${run.id}`, undefined, as)).statusCode, 404)
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/cancel`, undefined, as)).statusCode, 404)
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/phases/${phaseId}/decision`, { decision: 'reject' }, as)).statusCode, 404)
@@ -99,7 +98,7 @@ for (const dialect of dialects()) {
 
       const agentId = await createAgent(app, { providerType: 'custom_token_only' })
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
-      const agentKey = { authorization: `Bearer ${(await createApiKey(app.database.db, { workspaceId, name: 'bot', agentId })).key}` }
+      const agentKey = (await createKey(app, { workspaceId, name: 'bot', agentId })).headers
       assert.equal((await send(app, 'POST', `/api/cycles/streams/${streamId}/cycles/${cycleId}/runs`, {}, agentKey)).statusCode, 403)
       assert.equal((await send(app, 'POST', `/api/runs/${run.id}/cancel`, undefined, agentKey)).statusCode, 403)
       assert.equal((await send(app, 'POST', `/api/streams/${streamId}/triggers/new-ticket`, {}, agentKey)).statusCode, 403)

@@ -9,12 +9,12 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { request, serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
-import { holdLock } from '../hold-lock.js'
-import { waitFor } from '../runs/agent-server.js'
+import { holdLock, someoneWaitsOnALock } from '../hold-lock.js'
+import { queuedJobs, queueSettled } from '../queue.js'
+import { waitFor } from '../wait.js'
 
 const NIL = '00000000-0000-0000-0000-000000000000'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 
 for (const dialect of dialects()) {
   describe(`schedules survive a SIGKILL mid-firing (${dialect})`, () => {
@@ -34,18 +34,25 @@ for (const dialect of dialects()) {
         const schedule = (await request(base, 'POST', `/api/streams/${streamId}/schedules`, { triggerName: 'nightly', cron })).json
         assert.equal(schedule.nextRunAt, tick.toISOString())
         release = await holdLock(dialect, database.url, { table: 'schedules', id: schedule.id })
-        await sleep(tick.getTime() - Date.now() + 1500)
+        if (dialect === 'postgres') {
+          await waitFor(() => someoneWaitsOnALock(database.url), { timeoutMs: tick.getTime() - Date.now() + 15000, what: 'the tick\'s firing to wait on the held row' })
+        } else {
+          // The tick falls due on the real clock; a worker waiting for SQLite's write lock shows nowhere outside its process.
+          await sleep(tick.getTime() - Date.now() + 1500)
+        }
         await first.stop('SIGKILL')
         await release()
         release = undefined
 
+        const restartedAt = new Date()
         const second = servers.start()
         const again = await second.url
         const runs = await waitFor(async () => {
           const page = (await request(again, 'GET', `/api/cycles/streams/${streamId}/runs`)).json
           return page.data.length > 0 ? page.data : undefined
-        }, 30000, 'the tick\'s run after the restart')
-        await sleep(2000)
+        }, { timeoutMs: 30000, what: 'the tick\'s run after the restart' })
+        // Until no firing of the schedule can run any more (a job taken before the restart was the dead server's).
+        await waitFor(() => queueSettled(database.url, 'schedules.fire', schedule.id, restartedAt), { what: 'the schedule\'s firings to settle after the restart' })
         const afterRestart = (await request(again, 'GET', `/api/cycles/streams/${streamId}/runs`)).json.data
         assert.equal(afterRestart.length, 1, 'one run for the tick, not two')
         assert.deepEqual(runs[0].trigger, { kind: 'schedule', id: schedule.id })
@@ -55,8 +62,11 @@ for (const dialect of dialects()) {
 
         // Killed again after the tick committed: the next start finds nothing to fire.
         await second.stop('SIGKILL')
+        const thirdAt = new Date()
         const third = await servers.start().url
-        await sleep(2500)
+        await waitFor(() => queueSettled(database.url, 'schedules.fire', schedule.id, thirdAt), { what: 'the schedule\'s firings to settle after the third start' })
+        const waiting = (await queuedJobs(database.url, 'schedules.fire', schedule.id)).filter((job) => job.lockedAt === null)
+        assert.deepEqual(waiting.map((job) => job.runAt.toISOString()), [read.nextRunAt], 'only the next day\'s tick waits')
         assert.equal((await request(third, 'GET', `/api/cycles/streams/${streamId}/runs`)).json.data.length, 1)
       } finally {
         await release?.()

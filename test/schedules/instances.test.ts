@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.js'
 import { dialects, freshDatabase, send, TEST_SECRET_KEY } from '../helpers.js'
 import { waitFor } from '../runs/agent-server.js'
 import { runsOf, waitingStream } from './setup.js'
+import { pendingCount } from '../clock.js'
 
 async function instance(url: string): Promise<FastifyInstance> {
   const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', TANDEM_WORKERS: '4', TANDEM_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: url }), { connect: { poolSize: 4 } })
@@ -35,7 +36,8 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
         await waitFor(async () => ((await runsOf(one, streamId)).length >= 4 ? true : undefined), 30000, 'a few ticks')
         await send(one, 'PATCH', `/api/schedules/${schedule.id}`, { enabled: false })
         const disabledAt = Date.now()
-        await new Promise((r) => setTimeout(r, 1500))
+        // Until no firing of the schedule is left, pending or running on either instance.
+        await waitFor(async () => ((await pendingCount(one, `schedule:${schedule.id}`)) === 0 ? true : undefined), 10000, 'no firing of the schedule left')
         const runs = await runsOf(one, streamId)
         // One run per tick: no more runs than the caught-up tick and the ticks due between it and the PATCH
         // (two instances firing each tick would make about twice as many).

@@ -1,15 +1,12 @@
 // Shared set-up for the operators' tests: keys with roles and handles, a stream with a cycle of people's
 // work (it waits for a decision without any agent), and the runs a trigger started.
 import type { FastifyInstance } from 'fastify'
-import { createApiKey } from '../../src/principals/store.js'
-import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { createCycle, createStream, NIL } from '../runs/setup.js'
 import { send } from '../helpers.js'
+import { createKey } from '../auth.js'
 
 export async function keyFor(app: FastifyInstance, handle: string, role: 'admin' | 'member', workspace = 'default'): Promise<Record<string, string>> {
-  const db = app.database.db
-  const created = await createApiKey(db, { workspaceId: await ensureWorkspace(db, workspace), name: handle, handle, role })
-  return { authorization: `Bearer ${created.key}` }
+  return (await createKey(app, { workspace, name: handle, handle, role })).headers
 }
 
 /** A stream with one saved cycle of people's work on `triggerName` (pool: `pool`). */

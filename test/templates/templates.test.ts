@@ -5,12 +5,11 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
-import { createApiKey } from '../../src/principals/store.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { BUILTIN_TEMPLATES } from '../../src/templates/catalogue.js'
 import { build, dialects, pointers, send } from '../helpers.js'
+import { createKey } from '../auth.js'
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const TEMPLATE = {
   id: 'support-triage',
   name: 'Support triage',
@@ -45,9 +44,9 @@ for (const dialect of dialects()) {
       app = await build(dialect, { TANDEM_AUTH: 'required' })
       const db = app.database.db
       const workspaceId = await ensureWorkspace(db, 'default')
-      admin = bearer((await createApiKey(db, { workspaceId, name: 'admin', role: 'admin' })).key)
-      member = bearer((await createApiKey(db, { workspaceId, name: 'member' })).key)
-      foreign = bearer((await createApiKey(db, { workspaceId: await ensureWorkspace(db, 'foreign'), name: 'f', role: 'admin' })).key)
+      admin = (await createKey(app, { workspaceId, name: 'admin', role: 'admin' })).headers
+      member = (await createKey(app, { workspaceId, name: 'member' })).headers
+      foreign = (await createKey(app, { workspace: 'foreign', name: 'f', role: 'admin' })).headers
     })
     after(() => app.close())
 

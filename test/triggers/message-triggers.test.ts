@@ -8,9 +8,10 @@ import { startAgentServer, waitFor, type AgentServer } from '../runs/agent-serve
 import { createAgent, createCycle, createStream, NIL } from '../runs/setup.js'
 import { runsOf } from '../schedules/setup.js'
 import { MAX_TRIGGER_DEPTH } from '../../src/triggers/message-triggers.js'
+import { pendingCount } from '../clock.js'
+import { waitFor as waitUntil } from '../wait.js'
 
 const text = (value: string) => ({ content: { blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text: value }] }] }] } })
-const settle = () => new Promise((r) => setTimeout(r, 1500))
 
 for (const dialect of dialects()) {
   describe(`message triggers (${dialect})`, () => {
@@ -27,6 +28,11 @@ for (const dialect of dialects()) {
 
     const post = (streamId: string, value: string) => send(app, 'POST', `/api/chat/streams/${streamId}/messages`, text(value))
     const addTrigger = (streamId: string, triggerName: string, match: Record<string, string>) => send(app, 'POST', `/api/streams/${streamId}/message-triggers`, { triggerName, match })
+    /**
+     * Until no message's trigger job is left: a message that matches enqueues its job in the transaction that posts
+     * it, so once none is left, every run the messages so far will start has started.
+     */
+    const settle = () => waitUntil(async () => (await pendingCount(app, 'message-trigger:')) === 0, { what: 'no message trigger job left' })
 
     it('refuses an empty match or a bad field with a pointer; lists and deletes', async () => {
       const streamId = await createStream(app, 'mt-crud')

@@ -16,6 +16,7 @@ import { startDirectLineFake } from '../../fakes/vendors/direct-line.js'
 import { startElevenLabsFake } from '../../fakes/vendors/elevenlabs.js'
 import { startHttpFake, type HttpFake } from '../../fakes/vendors/http.js'
 import { startMistralFake } from '../../fakes/vendors/mistral.js'
+import { bearer } from '../../auth.js'
 
 type Mode = AgentTarget['authMode']
 const deliver = (agent: AgentTarget) => adapterFor(agent.providerType)!.deliver(taskPayload(), agent, adapterContext())
@@ -67,9 +68,9 @@ describe('authMode through each adapter, against the vendor fakes', () => {
 
   const http = [
     { label: 'claude', fake: () => anthropic, agent: () => agentTarget('claude', anthropic.base, { config: { model: 'claude-test-1' } }), header: { 'x-api-key': SECRET } },
-    { label: 'mistral chat', fake: () => mistral, agent: () => agentTarget('mistral', mistral.base, { config: { model: 'mistral-test-1' } }), header: { authorization: `Bearer ${SECRET}` } },
-    { label: 'mistral agent', fake: () => mistral, agent: () => agentTarget('mistral', mistral.base, { config: { agentId: 'ag_1' } }), header: { authorization: `Bearer ${SECRET}` } },
-    { label: 'cursor', fake: () => cursor, agent: () => agentTarget('cursor', cursor.url, { config: { repository: 'https://github.com/acme/app' } }), header: { authorization: `Bearer ${SECRET}` } },
+    { label: 'mistral chat', fake: () => mistral, agent: () => agentTarget('mistral', mistral.base, { config: { model: 'mistral-test-1' } }), header: bearer(SECRET) },
+    { label: 'mistral agent', fake: () => mistral, agent: () => agentTarget('mistral', mistral.base, { config: { agentId: 'ag_1' } }), header: bearer(SECRET) },
+    { label: 'cursor', fake: () => cursor, agent: () => agentTarget('cursor', cursor.url, { config: { repository: 'https://github.com/acme/app' } }), header: bearer(SECRET) },
   ]
   for (const c of http) {
     it(`${c.label}: api_key sends the key as its header; none sends no credential even with one set; absent follows the credential`, async () => {
@@ -121,7 +122,7 @@ describe('authMode through each adapter, against the vendor fakes', () => {
     for (const authMode of [null, 'direct_line'] as const) {
       const before = directLine.requests.length
       assert.equal((await deliver({ ...agent, authMode })).kind, 'poll')
-      for (const call of directLine.requests.slice(before)) assert.deepEqual(credentialHeaders(call.headers), { authorization: `Bearer ${SECRET}` })
+      for (const call of directLine.requests.slice(before)) assert.deepEqual(credentialHeaders(call.headers), bearer(SECRET))
     }
     const before = directLine.requests.length
     for (const fields of [{ authMode: 'none' as const }, { authMode: 'api_key' as const }, { authMode: null, secret: null }]) {

@@ -6,6 +6,7 @@ import type { AgentTarget } from '../../../src/runs/adapters/adapter.js'
 import { elevenLabsAdapter, GREETING_WAIT_MS } from '../../../src/runs/adapters/elevenlabs.js'
 import { adapterContext, agentTarget, SECRET, taskPayload } from '../../fakes/vendors/context.js'
 import { startElevenLabsFake } from '../../fakes/vendors/elevenlabs.js'
+import { waitFor } from '../../wait.js'
 
 describe('elevenlabs adapter', () => {
   let fake: Awaited<ReturnType<typeof startElevenLabsFake>>
@@ -101,8 +102,7 @@ describe('elevenlabs adapter', () => {
     const outcome = await elevenLabsAdapter.deliver(taskPayload(), agent, adapterContext(300))
     assert.equal(outcome.kind, 'retry')
     assert.match(outcome.kind === 'retry' ? outcome.detail : '', /within 300 ms/)
-    for (let i = 0; i < 100 && fake.openSockets() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
-    assert.equal(fake.openSockets(), 0)
+    await waitFor(() => fake.openSockets() === 0, { timeoutMs: 2000, what: 'the socket to be closed' })
   })
 
   it('a closed port is a retry', async () => {
