@@ -52,7 +52,7 @@ export async function recordInsights(t: InsightTransition, run: RunLike & { crea
     }
     if (was === phase.status && !(decided && phase.status === 'awaiting_decision')) continue
     const waits = open.get(phase.id)
-    if (isCounted(phase)) await upsertPhaseRow(db, t.workspaceId, run, phase)
+    if (isCounted(phase)) await upsertPhaseRow(db, t.workspaceId, run, phase, was === 'pending')
     if (was === 'awaiting_decision' && phase.status !== 'awaiting_decision' && waits?.since) await decisionWaitEnded(t, run, phase, waits.since)
     if (run.status === 'canceled' && waits) {
       for (const tool of waits.tools) {
@@ -133,9 +133,14 @@ function writerOf(rollups: Rollup[]) {
   })
 }
 
-async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: RunLike, phase: PhaseLike & { startedAt: string }): Promise<void> {
+/**
+ * Rewrites the phase run's row and moves its contribution in the summed rows. `begun`: the phase left `pending`, so
+ * it has no row and no tool call yet (a phase run's id is new with its run, and no move leads back to `pending`,
+ * transitions.ts), and neither is read.
+ */
+async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: RunLike, phase: PhaseLike & { startedAt: string }, begun: boolean): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    const [before] = await selectBefore(db, run.id, phase.id)
+    const [before] = begun ? [{ old: null, calls: [] }] : await selectBefore(db, run.id, phase.id)
     const row = phaseRow(workspaceId, run, phase, before!.calls)
     const adds = rollupAdds((before!.old ?? undefined) as InsightPhaseRunTable | undefined, row)
     const rollups = adds.map((add) => add.rollup)
@@ -143,8 +148,8 @@ async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: Ru
     await write(db, ...COLUMNS.map((c) => row[c]), ...adds.flatMap(addParameters))
     return
   }
-  const row = phaseRow(workspaceId, run, phase, await selectCalls(db, run.id, phase.id))
-  const [old] = await selectPhaseRow(db, phase.id)
+  const row = phaseRow(workspaceId, run, phase, begun ? [] : await selectCalls(db, run.id, phase.id))
+  const [old] = begun ? [] : await selectPhaseRow(db, phase.id)
   await upsertRow(db, ...COLUMNS.map((c) => row[c]))
   await phaseRowMoved(db, old, row)
 }
