@@ -15,6 +15,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type ChildServer } from './child-server.js'
+import { waitFor } from './wait.js'
 
 const MARKER = '<!-- readme-test -->'
 
@@ -59,6 +60,15 @@ async function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv, time
   clearTimeout(timer)
   try {
     process.kill(-(child.pid as number), 'SIGTERM')
+    // Until the group is gone (at most 5 s): a process still exiting may yet write in the folder the test removes.
+    await waitFor(() => {
+      try {
+        process.kill(-(child.pid as number), 0)
+        return false
+      } catch {
+        return true
+      }
+    }, { timeoutMs: 5000, what: 'the walk-through\'s processes to exit' }).catch(() => process.kill(-(child.pid as number), 'SIGKILL'))
   } catch {
     // nothing was left running
   }
@@ -87,7 +97,8 @@ describe('walk-throughs of the README and docs/', () => {
       })
       after(async () => {
         await server.stop()
-        rmSync(dir, { recursive: true, force: true })
+        // Retried: a file a process wrote as it exited (Node's compile cache) can land while the folder is removed.
+        rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
       })
 
       it('runs every marked block and gets the output shown', async () => {
