@@ -50,16 +50,34 @@ if (!process.env.TANDEM_TEST_POSTGRES_URL) {
   console.log(`Each database's tests run on ${process.env.TANDEM_TEST_DIALECT} only (TANDEM_TEST_DIALECT).`)
 }
 
+// What the spec reporter prints when anything failed, a hook included. Node 22's runner exits 0 when only a suite's
+// hook (an `after`) failed; Node 24's exits 1. A lane whose output says so fails on every line.
+const FAILED_MARKER = '✖ failing tests:'
+
 /** One lane's node --test; the first lane writes straight through, a second one's output is kept and shown after. */
 function runLane({ name, files: laneFiles, concurrency }, live) {
   const started = Date.now()
   const args = [...TYPESCRIPT_LOADER, '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...flags, ...laneFiles]
-  const child = spawn(process.execPath, args, { stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: { LOG_LEVEL: 'silent', ...process.env } })
+  // Piped (to be read), so colours are asked for when a person watches.
+  const colour = process.stdout.isTTY && process.env.FORCE_COLOR === undefined && process.env.NO_COLOR === undefined ? { FORCE_COLOR: '1' } : {}
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { LOG_LEVEL: 'silent', ...colour, ...process.env } })
   const kept = []
-  child.stdout?.on('data', (chunk) => kept.push(chunk))
-  child.stderr?.on('data', (chunk) => kept.push(chunk))
+  let tail = ''
+  let failed = false
+  const take = (stream) => (chunk) => {
+    if (live) stream.write(chunk)
+    else kept.push(chunk)
+    const text = tail + chunk.toString('utf8')
+    if (text.includes(FAILED_MARKER)) failed = true
+    tail = text.slice(-FAILED_MARKER.length)
+  }
+  child.stdout.on('data', take(process.stdout))
+  child.stderr.on('data', take(process.stderr))
   return new Promise((resolve) => {
-    child.on('close', (code, signal) => resolve({ name, count: laneFiles.length, concurrency, code: code ?? (signal ? 1 : 0), seconds: (Date.now() - started) / 1000, output: Buffer.concat(kept) }))
+    child.on('close', (code, signal) => {
+      const exit = code ?? (signal ? 1 : 0)
+      resolve({ name, count: laneFiles.length, concurrency, code: exit === 0 && failed ? 1 : exit, seconds: (Date.now() - started) / 1000, output: Buffer.concat(kept) })
+    })
   })
 }
 
