@@ -13,8 +13,7 @@ import { StreamResponse } from '@a2a-js/sdk'
 import type { Database } from '../db/database.js'
 import { enqueueJob, type JobHandler, type JobPayloads } from '../jobs/index.js'
 import { newId, now } from '../ids.js'
-import { postWebhook, type Attempt } from '../events/webhooks/post.js'
-import { backoffMs } from '../net/backoff.js'
+import { MAX_ATTEMPT_ERROR_LENGTH, postWebhook, recordAttempt, type Attempt } from '../events/webhooks/post.js'
 import { signerOf } from './push-signing.js'
 
 declare module '../jobs/registry.js' {
@@ -27,7 +26,6 @@ export const PUSH_JOB = 'a2a.push' as const
 export const MAX_PUSH_ATTEMPTS = 8
 /** Finished deliveries kept per config (the latest); older ones go as new ones finish. */
 export const MAX_FINISHED_PUSHES = 50
-const MAX_ERROR_LENGTH = 500
 const pushJobKey = (deliveryId: string) => `a2a-push:${deliveryId}`
 
 /** A delivery of each update to each push config of the run, with its job; in the caller's transaction. */
@@ -96,26 +94,17 @@ async function attemptPush(app: FastifyInstance, deliveryId: string, shutdown: A
     if (shutdown.aborted) throw error
     outcome = { ok: false, status: null, error: (error as Error).message }
   }
-  const attempt = attempts + 1
-  const at = now()
   await db.transaction().execute(async (trx) => {
-    // Recorded once: a duplicate job of the same attempt finds the count moved on and writes nothing.
-    const base = trx.updateTable('a2a_push_deliveries').where('id', '=', delivery.id).where('status', '=', 'pending').where('attempts', '=', attempts)
-    if (outcome.ok) {
-      await base.set({ status: 'succeeded', attempts: attempt, last_status: outcome.status, last_error: null, next_attempt_at: null, updated_at: at }).execute()
-      await pruneFinished(trx, config.id)
-      return
+    const settings = {
+      maxAttempts: MAX_PUSH_ATTEMPTS,
+      retryBaseMs: app.config.webhookRetryBaseMs,
+      retry: async (runAt: Date) => enqueueJob(trx, PUSH_JOB, { deliveryId: delivery.id }, { runAt, jobKey: pushJobKey(delivery.id) }),
     }
-    const error = outcome.error.slice(0, MAX_ERROR_LENGTH)
-    if (attempt >= MAX_PUSH_ATTEMPTS) {
-      await base.set({ status: 'failed', attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: null, updated_at: at }).execute()
-      await pruneFinished(trx, config.id)
-      app.log.warn({ deliveryId: delivery.id, taskId: delivery.run_id, error }, 'an A2A push notification failed its last attempt')
-      return
+    const recorded = await recordAttempt(trx, 'a2a_push_deliveries', { id: delivery.id, attempts }, outcome, settings)
+    if (recorded === 'succeeded' || recorded === 'failed') await pruneFinished(trx, config.id)
+    if (recorded === 'failed' && !outcome.ok) {
+      app.log.warn({ deliveryId: delivery.id, taskId: delivery.run_id, error: outcome.error.slice(0, MAX_ATTEMPT_ERROR_LENGTH) }, 'an A2A push notification failed its last attempt')
     }
-    const runAt = new Date(Date.now() + backoffMs({ baseMs: app.config.webhookRetryBaseMs, factor: 4 }, attempt))
-    const retried = await base.set({ attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: runAt.toISOString(), updated_at: at }).executeTakeFirst()
-    if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, PUSH_JOB, { deliveryId: delivery.id }, { runAt, jobKey: pushJobKey(delivery.id) })
   })
 }
 

@@ -9,8 +9,7 @@ import { Webhook as Signer } from 'standardwebhooks'
 import { enqueueJob, type JobHandler, type JobPayloads } from '../../jobs/index.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
-import { postWebhook, type Attempt } from './post.js'
-import { backoffMs } from '../../net/backoff.js'
+import { MAX_ATTEMPT_ERROR_LENGTH, postWebhook, recordAttempt, type Attempt } from './post.js'
 import { DELIVER_WEBHOOK_JOB, deliveryJobKey, requeueStalledDeliveries, type DeliveryRow, type WebhookRow } from './store.js'
 
 declare module '../../jobs/registry.js' {
@@ -21,7 +20,6 @@ declare module '../../jobs/registry.js' {
 
 const MAX_ATTEMPTS = 8
 const DISABLE_AFTER_FAILURES = 50
-const MAX_ERROR_LENGTH = 500
 
 
 /** Each attempt is a span of its own under the delivery's; a delivery of an event with no known trace sends none. */
@@ -69,29 +67,16 @@ async function attemptDelivery(app: FastifyInstance, deliveryId: string, shutdow
     if (shutdown.aborted) throw error
     outcome = { ok: false, status: null, error: (error as Error).message }
   }
-  const attempt = attempts + 1
-  const at = now()
+  app.metrics.webhookDeliveries.inc({ outcome: outcome.ok ? 'succeeded' : attempts + 1 < MAX_ATTEMPTS ? 'retried' : 'failed' })
   await db.transaction().execute(async (trx) => {
-    const base = trx
-      .updateTable('webhook_deliveries')
-      .where('id', '=', delivery.id)
-      .where('status', '=', 'pending')
-      .where('attempts', '=', attempts)
-    app.metrics.webhookDeliveries.inc({ outcome: outcome.ok ? 'succeeded' : attempt < MAX_ATTEMPTS ? 'retried' : 'failed' })
-    if (outcome.ok) {
-      const done = await base.set({ status: 'succeeded', attempts: attempt, last_status: outcome.status, last_error: null, next_attempt_at: null, updated_at: at }).executeTakeFirst()
-      if (Number(done.numUpdatedRows) > 0) await trx.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', webhook.id).execute()
-      return
+    const settings = {
+      maxAttempts: MAX_ATTEMPTS,
+      retryBaseMs: app.config.webhookRetryBaseMs,
+      retry: async (runAt: Date) => enqueueJob(trx, DELIVER_WEBHOOK_JOB, { deliveryId: delivery.id }, { runAt, jobKey: deliveryJobKey(delivery.id) }),
     }
-    const error = outcome.error.slice(0, MAX_ERROR_LENGTH)
-    if (attempt < MAX_ATTEMPTS) {
-      const runAt = new Date(Date.now() + backoffMs({ baseMs: app.config.webhookRetryBaseMs, factor: 4 }, attempt))
-      const retried = await base.set({ attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: runAt.toISOString(), updated_at: at }).executeTakeFirst()
-      if (Number(retried.numUpdatedRows) > 0) await enqueueJob(trx, DELIVER_WEBHOOK_JOB, { deliveryId: delivery.id }, { runAt, jobKey: deliveryJobKey(delivery.id) })
-      return
-    }
-    const failed = await base.set({ status: 'failed', attempts: attempt, last_status: outcome.status, last_error: error, next_attempt_at: null, updated_at: at }).executeTakeFirst()
-    if (Number(failed.numUpdatedRows) === 0) return
+    const recorded = await recordAttempt(trx, 'webhook_deliveries', { id: delivery.id, attempts }, outcome, settings)
+    if (recorded === 'succeeded') await trx.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', webhook.id).execute()
+    if (recorded !== 'failed' || outcome.ok) return
     const counted = await trx
       .updateTable('webhooks')
       .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
@@ -101,7 +86,7 @@ async function attemptDelivery(app: FastifyInstance, deliveryId: string, shutdow
     if (Number(counted?.consecutive_failures) >= DISABLE_AFTER_FAILURES) {
       await trx
         .updateTable('webhooks')
-        .set({ enabled: 0, disabled_reason: `disabled after ${DISABLE_AFTER_FAILURES} consecutive failed deliveries; the last: ${error}`, updated_at: at })
+        .set({ enabled: 0, disabled_reason: `disabled after ${DISABLE_AFTER_FAILURES} consecutive failed deliveries; the last: ${outcome.error.slice(0, MAX_ATTEMPT_ERROR_LENGTH)}`, updated_at: now() })
         .where('id', '=', webhook.id)
         .execute()
     }
