@@ -48,6 +48,7 @@ if (dialects().includes('postgres')) {
       second.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri))
       // The other instance's GET stream (opened on connect) reads the subscription made through the first.
       await second.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      await Promise.race([second.streamOpen, new Promise((_, reject) => setTimeout(() => reject(new Error('the other instance\'s event stream did not open within 5 s')), 5000).unref())])
       const uri = `tandem://runs/${run.id}`
       await first.client.subscribeResource({ uri })
       const inbox = await call(second.client, 'list_inbox', {})

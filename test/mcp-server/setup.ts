@@ -13,13 +13,25 @@ export async function listen(app: FastifyInstance): Promise<string> {
 export interface Connected {
   client: Client
   transport: StreamableHTTPClientTransport
+  /**
+   * Settles once the server has answered the client's GET /mcp with its event stream, which the SDK opens without
+   * waiting after `notifications/initialized`: a notification the server sends before then has no stream to go on.
+   */
+  streamOpen: Promise<void>
 }
 
 export async function connect(base: string, headers: Record<string, string>, sessionId?: string): Promise<Connected> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers }, ...(sessionId ? { sessionId } : {}) })
+  let opened: () => void = () => {}
+  const streamOpen = new Promise<void>((resolve) => (opened = resolve))
+  const watched: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init)
+    if (init?.method === 'GET' && response.ok) opened()
+    return response
+  }
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers }, fetch: watched, ...(sessionId ? { sessionId } : {}) })
   const client = new Client({ name: 'test', version: '1.0.0' })
   await client.connect(transport)
-  return { client, transport }
+  return { client, transport, streamOpen }
 }
 
 /** The result of a tool as a test reads it: isError, the problem or structuredContent, and the sentence. */
