@@ -4,7 +4,8 @@ import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely } from 'kysely'
+import { HookedPostgresDialect } from './before-commit.js'
 import type { Database } from './database.js'
 import { BatchingSqliteDialect, BatchingSqliteDriver } from './sqlite-driver.js'
 import { Checkpointer } from './checkpointer.js'
@@ -135,7 +136,7 @@ function openPostgres(url: string, options: ConnectOptions): Db {
   // crash the process.
   pool.on('error', () => {})
   pool.on('connect', nameStatements)
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new HookedPostgresDialect({ pool }) })
   return { db, dialect: 'postgres', schema: options.schema, poolInUse: () => pool.totalCount - pool.idleCount, close: once(() => db.destroy()) }
 }
 

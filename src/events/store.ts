@@ -7,6 +7,7 @@
 import { PostgresAdapter, sql, type Kysely, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
+import { deferToCommit, defersToCommit } from '../db/before-commit.js'
 import { now } from '../ids.js'
 import { EVENTS_CHANNEL, wakeLocally } from './wakeups.js'
 import type { EventType, StreamEvent } from './schemas.js'
@@ -67,49 +68,99 @@ export function boundEventData(data: unknown, json = JSON.stringify(data)): { da
  * Appends an event to a stream. Call it with the transaction of the change it reports; `traceparent` is the
  * trace of that change (its request's span, or its run's; absent: none known), which the event's webhook
  * deliveries continue. `json`: the data's JSON text (JSON.stringify(data) exactly), when the caller has it.
+ *
+ * On PostgreSQL, in a transaction, the event is written just before the commit (db/before-commit.ts), with the
+ * transaction's other events of its stream: the stream's head row, which every writer of the stream waits on,
+ * is then locked from the transaction's last statement to its commit only, a transaction's events of a stream
+ * take one round trip and one notification, and every transaction takes its heads after its other rows (one
+ * lock order: no deadlock between a head and, say, a scorecard's rollup row). Ids are still given in commit
+ * order with no gaps, in the order of the calls.
  */
 export async function appendEvent(
   db: Kysely<Database>,
   input: { workspaceId: string; streamId: string; type: EventType; data: unknown; json?: string; traceparent?: string | null },
-): Promise<StreamEvent> {
+): Promise<void> {
   const createdAt = now()
   const bounded = boundEventData(input.data, input.json)
-  const data = bounded.json
-  let id: number
-  let subscriptions: Subscription[] | undefined
+  const pending: PendingEvent = { workspaceId: input.workspaceId, type: input.type, data: bounded.data, json: bounded.json, createdAt, traceparent: input.traceparent ?? null }
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    // One round trip: the head bumped, the row written, listeners notified (at commit) and the workspace's
-    // webhook subscriptions read (scheduleDeliveries' candidates), as the four statements they replace.
-    const { rows } = await appendOnPostgres(input.streamId, input.workspaceId, input.type, data, createdAt).execute(db)
-    const [row] = rows
-    if (!row) throw new Error(`no event appended to stream ${input.streamId}`)
-    id = Number(row.id)
-    subscriptions = row.hooks ?? []
-  } else {
-    const bumped = await bumpHead(db, input.streamId)
-    const [head] = bumped.length > 0 ? bumped : await insertHead(db, input.streamId, input.workspaceId)
-    id = Number(head?.last_id)
-    await insertRow(db, input.streamId, id, input.workspaceId, input.type, data, createdAt)
-    wakeLocally(input.streamId)
+    if (!defersToCommit(db)) return writeOnPostgres(db, new Map([[input.streamId, [pending]]]))
+    const open = pendingOf.get(db)
+    if (open) {
+      const ofStream = open.get(input.streamId)
+      if (ofStream) ofStream.push(pending)
+      else open.set(input.streamId, [pending])
+      return
+    }
+    const streams = new Map([[input.streamId, [pending]]])
+    pendingOf.set(db, streams)
+    await deferToCommit(db, () => {
+      pendingOf.delete(db)
+      return writeOnPostgres(db, streams)
+    })
+    return
   }
+  const bumped = await bumpHead(db, input.streamId)
+  const [head] = bumped.length > 0 ? bumped : await insertHead(db, input.streamId, input.workspaceId)
+  const id = Number(head?.last_id)
+  await insertRow(db, input.streamId, id, input.workspaceId, input.type, bounded.json, createdAt)
+  wakeLocally(input.streamId)
   // The caller's data as stored (its JSON text): no parse back, the stores hand over plain objects they no longer change.
   const event: StreamEvent = { id: String(id), type: input.type, streamId: input.streamId, createdAt, data: bounded.data }
-  await scheduleDeliveries(db, input.workspaceId, event, input.traceparent ?? null, subscriptions)
-  return event
+  await scheduleDeliveries(db, input.workspaceId, event, pending.traceparent)
 }
 
-/** appendEvent's statement on PostgreSQL (the same text every time, so the server plans it once per connection). */
-function appendOnPostgres(streamId: string, workspaceId: string, type: string, data: string, createdAt: string) {
-  return sql<{ id: number | string; hooks: Subscription[] | null }>`with head as (
-    insert into stream_event_heads (stream_id, workspace_id, last_id, purged_through) values (${streamId}, ${workspaceId}, 1, 0)
-    on conflict (stream_id) do update set last_id = stream_event_heads.last_id + 1
+interface PendingEvent {
+  workspaceId: string
+  type: EventType
+  data: unknown
+  json: string
+  createdAt: string
+  traceparent: string | null
+}
+
+/** The events an open PostgreSQL transaction (the Kysely handle it was given) will write at its commit, by stream. */
+const pendingOf = new WeakMap<Kysely<Database>, Map<string, PendingEvent[]>>()
+
+/**
+ * Writes events, a statement per stream (in the order of the streams' ids: transactions lock heads in one order),
+ * and creates their webhook deliveries.
+ */
+async function writeOnPostgres(db: Kysely<Database>, streams: Map<string, PendingEvent[]>): Promise<void> {
+  for (const streamId of [...streams.keys()].sort()) {
+    const events = streams.get(streamId)!
+    const { workspaceId } = events[0]!
+    const { rows } = await appendOnPostgres(streamId, workspaceId, events).execute(db)
+    const [row] = rows
+    if (!row || row.id === null) throw new Error(`no event appended to stream ${streamId}`)
+    const first = Number(row.id) - events.length + 1
+    for (const [i, pending] of events.entries()) {
+      const event: StreamEvent = { id: String(first + i), type: pending.type, streamId, createdAt: pending.createdAt, data: pending.data }
+      await scheduleDeliveries(db, pending.workspaceId, event, pending.traceparent, row.hooks ?? [])
+    }
+  }
+}
+
+/**
+ * One round trip for a stream's events on PostgreSQL: the head bumped by their number, the rows written with the
+ * ids it frees, listeners notified once (at commit) and the workspace's webhook subscriptions read
+ * (scheduleDeliveries' candidates). The same text whatever the number of events (they go as arrays), so the server
+ * plans it once per connection. Answers the last id written.
+ */
+function appendOnPostgres(streamId: string, workspaceId: string, events: PendingEvent[]) {
+  const count = events.length
+  return sql<{ id: number | string | null; hooks: Subscription[] | null }>`with head as (
+    insert into stream_event_heads (stream_id, workspace_id, last_id, purged_through) values (${streamId}, ${workspaceId}, ${count}::int, 0)
+    on conflict (stream_id) do update set last_id = stream_event_heads.last_id + excluded.last_id
     returning last_id
   ), appended as (
     insert into stream_events (stream_id, id, workspace_id, type, data, created_at)
-    select ${streamId}, last_id, ${workspaceId}, ${type}, ${data}, ${createdAt} from head
+    select ${streamId}, head.last_id - ${count}::int + e.n, ${workspaceId}, e.type, e.data, e.created_at
+    from head, unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => e.json)}::text[], ${events.map((e) => e.createdAt)}::text[])
+      with ordinality as e(type, data, created_at, n)
     returning id
   )
-  select appended.id, pg_notify(${EVENTS_CHANNEL}, ${streamId} || ':' || appended.id) as notified,
+  select max(appended.id) as id, pg_notify(${EVENTS_CHANNEL}, ${streamId} || ':' || max(appended.id)) as notified,
     (select json_agg(json_build_object('id', w.id, 'events', w.events, 'stream_id', w.stream_id)) from webhooks w
       where w.workspace_id = ${workspaceId} and w.enabled = 1) as hooks
   from appended`

@@ -61,10 +61,75 @@ for (const dialect of dialects()) {
         }),
         /the change failed/,
       )
-      const third = await db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { n: 3 } }))
-      assert.equal(third.id, '2')
+      await db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { n: 3 } }))
       assert.deepEqual((await listEvents(db, streamId, 0, 10)).map((e) => [e.id, e.data]), [['1', { n: 1 }], ['2', { n: 3 }]])
     })
+
+    it("a transaction's events take ids in the order they were appended, per stream, and none if it fails at the end", async () => {
+      const one = await newStream()
+      const two = await newStream()
+      const db = app.database.db
+      await db.transaction().execute(async (trx) => {
+        await appendEvent(trx, { workspaceId, streamId: two, type: 'run.created', data: { n: 1 } })
+        await appendEvent(trx, { workspaceId, streamId: one, type: 'run.created', data: { n: 2 } })
+        await appendEvent(trx, { workspaceId, streamId: two, type: 'run.updated', data: { n: 3 } })
+        await appendEvent(trx, { workspaceId, streamId: one, type: 'run.updated', data: { n: 4 } })
+      })
+      assert.deepEqual((await listEvents(db, one, 0, 10)).map((e) => [e.id, e.type, e.data]), [['1', 'run.created', { n: 2 }], ['2', 'run.updated', { n: 4 }]])
+      assert.deepEqual((await listEvents(db, two, 0, 10)).map((e) => [e.id, e.type, e.data]), [['1', 'run.created', { n: 1 }], ['2', 'run.updated', { n: 3 }]])
+      // An event of a stream that does not exist fails the whole change, wherever the event is written.
+      const gone = '0190d5a8-0000-7000-8000-0000000000ff'
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await appendEvent(trx, { workspaceId, streamId: one, type: 'run.updated', data: { n: 5 } })
+          await appendEvent(trx, { workspaceId, streamId: gone, type: 'run.updated', data: { n: 6 } })
+        }),
+      )
+      assert.deepEqual((await listEvents(db, one, 0, 10)).map((e) => e.id), ['1', '2'])
+      assert.deepEqual(await streamHead(db, one), { lastId: 2, purgedThrough: 0 })
+    })
+
+    if (dialect === 'postgres') {
+      it("a writer does not wait for another transaction's event until that one's last statement: ids in commit order", { timeout: 10_000 }, async () => {
+        const streamId = await newStream()
+        const db = app.database.db
+        let letGo!: () => void
+        const held = new Promise<void>((resolve) => (letGo = resolve))
+        let appended!: () => void
+        const hasAppended = new Promise<void>((resolve) => (appended = resolve))
+        // The first transaction appends, then stays open until the second has committed its own event.
+        const first = db.transaction().execute(async (trx) => {
+          await appendEvent(trx, { workspaceId, streamId, type: 'run.created', data: { who: 'first' } })
+          appended()
+          await held
+        })
+        await hasAppended
+        await db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.created', data: { who: 'second' } }))
+        letGo()
+        await first
+        assert.deepEqual((await listEvents(db, streamId, 0, 10)).map((e) => [e.id, e.data]), [['1', { who: 'second' }], ['2', { who: 'first' }]])
+      })
+
+      it("a transaction's events of a stream wake listeners with one notification", async () => {
+        const streamId = await newStream()
+        const pg = (await import('pg')).default
+        const listener = new pg.Client({ connectionString: app.config.databaseUrl })
+        await listener.connect()
+        const payloads: string[] = []
+        listener.on('notification', (message) => {
+          if (message.payload?.startsWith(`${streamId}:`)) payloads.push(message.payload)
+        })
+        await listener.query('listen tandem_events')
+        await app.database.db.transaction().execute(async (trx) => {
+          for (let n = 1; n <= 3; n++) await appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { n } })
+        })
+        // A marker notification sent after the commit arrives after the transaction's own (one connection, in order).
+        await listener.query(`select pg_notify('tandem_events', '${streamId}:marker')`)
+        while (!payloads.includes(`${streamId}:marker`)) await new Promise((resolve) => listener.once('notification', resolve))
+        await listener.end()
+        assert.deepEqual(payloads, [`${streamId}:3`, `${streamId}:marker`])
+      })
+    }
 
     it('concurrent writers to one stream: every id once, in order, and no reader ever sees a gap', async () => {
       const streamId = await newStream()

@@ -103,10 +103,10 @@ export async function persistRun(t: Transition, run: Run, event: RunEvent, befor
   // A phase done by a remote A2A agent that stops waiting on operators: its task's clock runs again (src/a2a/remote-clock.ts).
   if (event !== 'create') await resumeClocks(t.db, t.settings, run, before)
   await recordRunEvent(t.db, t.workspaceId, run, event === 'create' ? 'run.created' : 'run.updated', t.traceparent)
-  // The scorecards' rollup rows of the phases this moved (src/insights/rollup.ts), after the run's event: a
-  // transaction appends to the stream (which locks it on PostgreSQL) before it touches the agent's shared rollup
-  // rows, in this order everywhere (an answer posts its message first), so two runs of one agent on one stream
-  // wait for each other instead of deadlocking.
+  // The scorecards' rollup rows of the phases this moved (src/insights/rollup.ts). Two runs of one agent on one
+  // stream share the agent's rollup rows and the stream's head row: on PostgreSQL a transaction writes its events,
+  // and so takes the head, by its last statement (events/store.ts), so the head is always locked last and such
+  // runs wait for each other instead of deadlocking.
   await recordInsights(t, run, before, waiting, event === 'decide')
   for (const work of afterwards) await work(t, run)
 }
