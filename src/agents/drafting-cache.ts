@@ -51,14 +51,18 @@ export class DraftingProfileCache {
   }
 }
 
-const caches = new WeakMap<object, DraftingProfileCache>()
+declare module '../db/context.js' {
+  interface DbContext {
+    /** What the drafter reads of each agent, by row version (this file), made on first use. */
+    draftingProfiles?: DraftingProfileCache
+    /** Workspaces' whole drafting lists by data mark (this file), made on first use; SQLite only. */
+    draftingLists?: DraftingListCache
+  }
+}
 
 /** The cache of the database `db` is (or is a transaction of). */
 export function draftingProfileCache(db: DbHandle): DraftingProfileCache {
-  const context = dbContext(db)
-  let cache = caches.get(context)
-  if (!cache) caches.set(context, (cache = new DraftingProfileCache()))
-  return cache
+  return (dbContext(db).draftingProfiles ??= new DraftingProfileCache())
 }
 
 /** A workspace's list as the drafter reads it (null: more agents than a draft reads whole), and its size. */
@@ -88,14 +92,9 @@ export class DraftingListCache {
   }
 }
 
-const lists = new WeakMap<object, DraftingListCache>()
-
 /** The list cache of the database `db` is (or is a transaction of). */
 export function draftingListCache(db: DbHandle): DraftingListCache {
-  const context = dbContext(db)
-  let cache = lists.get(context)
-  if (!cache) lists.set(context, (cache = new DraftingListCache()))
-  return cache
+  return (dbContext(db).draftingLists ??= new DraftingListCache())
 }
 
 const texts = new WeakMap<readonly AgentProfile[], string>()
