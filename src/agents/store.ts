@@ -7,7 +7,8 @@ import { newId, now } from '../ids.js'
 import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js'
 import { indexAgentForSearch, namedAgentIds, searchAgents, unindexAgentForSearch, type SearchTerm } from './search.js'
 import { agentJsonCache, type RowJsonCache } from './json-cache.js'
-import { draftingProfileCache, withDraftingJson, type AgentProfile } from './drafting-cache.js'
+import { draftingJsonOf, draftingListCache, draftingProfileCache, withDraftingJson, type AgentProfile } from './drafting-cache.js'
+import { sqliteDriverOf } from '../db/sqlite-driver.js'
 
 /** Runs `work` in the caller's transaction, or in a new one: an agent and its search entry are written together. */
 const together = <T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
@@ -150,10 +151,26 @@ const selectAgentVersions = prepared(2, (db, workspaceId: Expression<string>, li
 
 /**
  * Every agent of the workspace (oldest first, only what the drafter reads) when it has at most
- * DRAFT_ALL_AGENTS_UP_TO; else null. Profiles come from the drafting cache at the row's version (read from the
- * index on every call); the list carries its JSON text (drafting-cache.ts draftingJsonOf).
+ * DRAFT_ALL_AGENTS_UP_TO; else null. On SQLite, outside a transaction, the answer is kept by the database's data
+ * mark and given again while the mark is the same (drafting-cache.ts DraftingListCache). Otherwise profiles come
+ * from the drafting cache at the row's version (read from the index on every call); the list carries its JSON
+ * text (drafting-cache.ts draftingJsonOf).
  */
-export async function allDraftingAgentsIfFew(db: Kysely<Database>, workspaceId: string) {
+export async function allDraftingAgentsIfFew(db: Kysely<Database>, workspaceId: string): Promise<readonly AgentProfile[] | null> {
+  // Read before the agents: a write landing while they are read changes the mark, so the list is kept under a
+  // mark older than what it holds, never newer.
+  const mark = db.isTransaction ? undefined : sqliteDriverOf(db)?.dataMark()
+  const lists = mark === undefined ? undefined : draftingListCache(db)
+  if (mark !== undefined) {
+    const kept = lists!.get(workspaceId, mark)
+    if (kept !== undefined) return kept
+  }
+  const agents = await readDraftingAgents(db, workspaceId)
+  if (mark !== undefined && (agents === null || draftingJsonOf(agents) !== undefined)) lists!.set(workspaceId, mark, agents)
+  return agents
+}
+
+async function readDraftingAgents(db: Kysely<Database>, workspaceId: string): Promise<AgentProfile[] | null> {
   const keys = await selectAgentVersions(db, workspaceId, DRAFT_ALL_AGENTS_UP_TO + 1)
   if (keys.length > DRAFT_ALL_AGENTS_UP_TO) return null
   const cache = draftingProfileCache(db)

@@ -1,8 +1,9 @@
 // A cache of values per row and row version, bounded by the characters it holds (oldest first out): the agents'
-// JSON (json-cache.ts) and what the drafter reads of them (drafting-cache.ts). A value is answered only at the
-// version asked for, so a row changed by another instance, or through any path, is never served stale.
+// JSON (json-cache.ts) and what the drafter reads of them (drafting-cache.ts), where a workspace's whole list is
+// kept by the database's data mark as its "version". A value is answered only at the version asked for, so a row
+// changed by another instance, or through any path, is never served stale.
 export class VersionedRowCache<T> {
-  private readonly entries = new Map<string, { version: number; value: T; chars: number }>()
+  private readonly entries = new Map<string, { version: number | string; value: T; chars: number }>()
   private chars = 0
 
   private readonly maxChars: number
@@ -17,7 +18,7 @@ export class VersionedRowCache<T> {
   }
 
   /** The value of row `id` at `version`, if kept. */
-  get(id: string, version: number): T | undefined {
+  get(id: string, version: number | string): T | undefined {
     const entry = this.entries.get(id)
     return entry && entry.version === version ? entry.value : undefined
   }
@@ -28,7 +29,7 @@ export class VersionedRowCache<T> {
   }
 
   /** Keeps `value` as row `id` at `version` (replacing any other version); returns `value`. */
-  set(id: string, version: number, value: T): T {
+  set(id: string, version: number | string, value: T): T {
     this.delete(id)
     const chars = this.charsOf(value)
     if (chars > this.maxChars) return value

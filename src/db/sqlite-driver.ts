@@ -52,6 +52,7 @@ import {
 export const MAX_BATCH = 64
 const STATEMENT_CACHE_SIZE = 500
 const MEMBER = 'tandem_batch_member'
+const DATA_MARK = 'select total_changes(), data_version from pragma_data_version'
 
 /** Fault injection for the crash tests: the process kills itself before the COMMIT of a batch of several transactions. Never set in production. */
 const CRASH_BEFORE_GROUP_COMMIT = process.env.TANDEM_TEST_FAULT === 'sqlite:before-group-commit'
@@ -178,6 +179,21 @@ export class BatchingSqliteDriver implements Driver {
     if (statement.reader) return { rows: statement.all(parameters) as R[] }
     const { changes, lastInsertRowid } = statement.run(parameters)
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
+  }
+
+  /**
+   * A mark of the data's state, for caches of what queries read: it changes whenever a row may have changed — a
+   * row changed through this connection (total_changes(), which counts every row any statement changed, in
+   * triggers too, and never goes back, not even when a change rolls back) or a commit through any other
+   * connection, in this process or another (PRAGMA data_version). Read outside any transaction, after the open
+   * batch commits, and only when nobody holds the connection (else undefined): what is read after it, while the
+   * mark stays the same, is what a read now would see.
+   */
+  dataMark(): string | undefined {
+    if (this.holder !== null) return undefined
+    this.commitOpenBatch()
+    const [changes, version] = this.prepare(DATA_MARK).raw().get() as [number, number]
+    return `${version}:${changes}`
   }
 
   /**

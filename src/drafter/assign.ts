@@ -86,7 +86,7 @@ export class AgentIndex {
   /** Per stem, the agents (by position) whose words hold it, with its weight: a step's score reads only these. */
   private readonly postings = new Map<string, Array<{ at: number; weight: number }>>()
 
-  constructor(agents: AgentProfile[]) {
+  constructor(agents: readonly AgentProfile[]) {
     this.agents = agents.map(indexAgent)
     this.agents.forEach((indexed, at) => {
       for (const [stem, weight] of indexed.weights) {

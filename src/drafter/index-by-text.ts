@@ -16,7 +16,7 @@ export function keptIndex(json: string): AgentIndex | undefined {
 }
 
 /** The index for the agents whose JSON text is `json` (`agents`, or parsed from the text), kept. */
-export function indexByText(json: string, agents?: AgentProfile[]): AgentIndex {
+export function indexByText(json: string, agents?: readonly AgentProfile[]): AgentIndex {
   const kept = keptIndex(json)
   if (kept) return kept
   const index = new AgentIndex(agents ?? (JSON.parse(json) as AgentProfile[]))

@@ -67,7 +67,7 @@ function cleanStep(text: string): string {
 }
 
 /** A clause begins with a verb, or with an actor (agent name or @handle) followed by a verb. */
-function beginsWithVerb(clause: string, actorWords: Set<string>): boolean {
+function beginsWithVerb(clause: string, actorWords: ReadonlySet<string>): boolean {
   const ws = words(clause)
   if (isVerb(ws[0])) return true
   for (let skip = 1; skip <= 3 && skip < ws.length; skip++) {
@@ -78,7 +78,7 @@ function beginsWithVerb(clause: string, actorWords: Set<string>): boolean {
 }
 
 /** "Research X, analyse Y, and write Z": split a series only when every part begins with a verb. */
-function splitSeries(clause: string, actorWords: Set<string>): string[] {
+function splitSeries(clause: string, actorWords: ReadonlySet<string>): string[] {
   const parts: string[] = []
   for (const part of clause.split(/\s*[,;]\s*/).map(cleanStep)) {
     if (part.length === 0) continue
@@ -99,13 +99,23 @@ function splitSeries(clause: string, actorWords: Set<string>): string[] {
 
 const TRAILING_ASSIGNMENT = /^(?:to\s+be\s+)?(?:handled|done|owned|assigned|given|run|performed|taken)\s+(?:by|to)\b/i
 
+// The names as a set, made once per list: an agents' index hands out the same frozen list of names every time
+// (assign.ts names()), and a draft over a workspace of 200 agents would otherwise build the set at every draft.
+const actorSets = new WeakMap<readonly string[], ReadonlySet<string>>()
+function actorSet(names: readonly string[]): ReadonlySet<string> {
+  if (!Object.isFrozen(names)) return new Set(names)
+  let set = actorSets.get(names)
+  if (!set) actorSets.set(names, (set = new Set(names)))
+  return set
+}
+
 /**
  * The steps of a prompt body, in order. Numbered or bulleted lines are one step each; otherwise
  * sentences, split at sequencing words and then at comma/semicolon series of verb clauses.
  * `actorNames` are the workspace agents' names, lower case (so that "Analyst pulls …" counts as a verb clause).
  */
 export function splitSteps(body: string, actorNames: readonly string[]): string[] {
-  const actorWords = new Set(actorNames)
+  const actorWords = actorSet(actorNames)
   const lines = body.split('\n')
   const items = lines.map((line) => LIST_ITEM.exec(line)).filter((m): m is RegExpExecArray => m !== null)
   if (items.length > 0) {

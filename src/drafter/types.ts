@@ -8,7 +8,7 @@ export interface DraftRequest {
   prompt: string
   current?: CycleDefinition
   /** The agents of the stream's workspace. */
-  agents: AgentProfile[]
+  agents: readonly AgentProfile[]
 }
 
 export interface Drafter {

@@ -1,11 +1,12 @@
 // What a draft over a small workspace reads of its agents (src/agents/drafting-cache.ts) and how the builtin
 // engine scores them (src/drafter/assign.ts postings, src/drafter/index-by-text.ts): a change made through another
-// instance is drafted with at once, the list's JSON text is the list's, and scoring through postings picks what
-// reading every agent's weights picked.
+// instance is drafted with at once, the list's JSON text is the list's, a list kept by the data mark (SQLite) is
+// read again after any write, and scoring through postings picks what reading every agent's weights picked.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
+import Database from 'better-sqlite3'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { allDraftingAgentsIfFew } from '../../src/agents/store.js'
@@ -93,5 +94,55 @@ for (const dialect of dialects()) {
       const draft = (await send(one, 'POST', `/api/cycles/streams/${stream.id}/cycles/draft`, { mode: 'generate', prompt: 'Have the Interpreter handle the reply.' })).json()
       assert.equal(draft.draft.phasesTemplate[0].agentId, ids[0])
     })
+
+    it('drafts with an agent created, edited or deleted after the last draft at once, through this instance or another', async () => {
+      const stream = (await send(one, 'POST', '/api/streams', { name: 'changes between drafts' })).json()
+      const assignee = async (app: FastifyInstance, prompt: string): Promise<string> => {
+        const response = await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/draft`, { mode: 'generate', prompt })
+        assert.equal(response.statusCode, 200, response.body)
+        return response.json().draft.phasesTemplate[0].agentId
+      }
+      const proofread = 'Have the Proofreader check the reply.'
+      const before = await assignee(one, proofread)
+      const created = (await send(two, 'POST', '/api/agents', { name: 'Proofreader', instructions: 'Proofread replies' })).json().id
+      assert.notEqual(before, created)
+      assert.equal(await assignee(one, proofread), created, 'created through another instance')
+      assert.equal(await assignee(one, proofread), created, 'and again, with nothing changed')
+      await send(one, 'PATCH', `/api/agents/${created}`, { name: 'Copy Editor', instructions: 'Edit copy' })
+      assert.notEqual(await assignee(one, proofread), created, 'renamed through this instance')
+      assert.equal(await assignee(one, 'Have the Copy Editor check the reply.'), created)
+      await send(two, 'PATCH', `/api/agents/${created}`, { name: 'Proofreader' })
+      assert.equal(await assignee(one, proofread), created, 'renamed back through another instance')
+      await send(two, 'DELETE', `/api/agents/${created}`)
+      assert.notEqual(await assignee(one, proofread), created, 'deleted through another instance')
+      const again = (await send(one, 'POST', '/api/agents', { name: 'Proofreader', instructions: 'Proofread replies' })).json().id
+      assert.equal(await assignee(one, proofread), again, 'created through this instance')
+      await send(one, 'DELETE', `/api/agents/${again}`)
+      assert.notEqual(await assignee(one, proofread), again, 'deleted through this instance')
+    })
+
+    if (dialect === 'sqlite') {
+      it('keeps the list while nothing is written, and reads it again after any write, even by another connection', async () => {
+        const stream = (await send(one, 'POST', '/api/streams', { name: 'kept list' })).json()
+        const { workspace_id: workspaceId } = await one.database.db.selectFrom('streams').select('workspace_id').where('id', '=', stream.id).executeTakeFirstOrThrow()
+        const db = one.database.db
+        const first = await allDraftingAgentsIfFew(db, workspaceId)
+        assert.equal(await allDraftingAgentsIfFew(db, workspaceId), first, 'nothing written: the same list')
+        assert.ok(Object.isFrozen(first), 'a kept list is frozen')
+        // A write to another table only: read again, and alike.
+        await send(one, 'POST', '/api/streams', { name: 'unrelated' })
+        const second = await allDraftingAgentsIfFew(db, workspaceId)
+        assert.notEqual(second, first)
+        assert.deepEqual(second, first)
+        // Another connection to the file (as another process would write): its commit is seen at once.
+        const target = first!.find((agent) => agent.name === 'Summariser')!
+        const other = new Database(database.url.slice('sqlite:'.length))
+        other.prepare('update agents set name = ?, version = version + 1 where id = ?').run('Abstract Writer', target.id)
+        other.close()
+        const third = await allDraftingAgentsIfFew(db, workspaceId)
+        assert.equal(third!.find((agent) => agent.id === target.id)?.name, 'Abstract Writer')
+        assert.equal(draftingJsonOf(third!), JSON.stringify(third))
+      })
+    }
   })
 }
