@@ -49,8 +49,13 @@ for (const dialect of dialects()) {
         return jobs.length === 1 && (jobs[0]!.payload as DeliveryJob).poll ? jobs : undefined
       }, { what: 'the look after the message, queued' })
       const look = next!.payload as DeliveryJob
-      // What a decision's look is (src/a2a/remote-clock.ts): a delivery of the task under its key, due now.
-      const deliver = () => enqueueJob(app.database.db, DELIVER_TASK_JOB, { ...look, dispatch: 1 }, { jobKey: deliveryKey(task.id) })
+      // What a decision's look is (resumeClocks, src/a2a/remote-clock.ts): in the transaction that changes the task's
+      // row, a delivery of the task under its key, due now.
+      const deliver = () =>
+        app.database.db.transaction().execute(async (trx) => {
+          await trx.updateTable('run_tasks').set({ clock_paused_at: null }).where('id', '=', task.id).execute()
+          await enqueueJob(trx, DELIVER_TASK_JOB, { ...look, dispatch: 1 }, { jobKey: deliveryKey(task.id) })
+        })
       return { run, taskId: task.id, deliver, sent }
     }
 

@@ -242,7 +242,8 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
         if (current?.state !== 'open') return
         // A delivery that came while this one ran (a decision's look; on PostgreSQL the watchdog it left, finding the
         // lease held) waits under the key: the next look, which replaces it, is due now rather than after the poll's
-        // interval. A retry keeps its back-off.
+        // interval. A retry keeps its back-off. (A look is queued in the transaction that changes the task's row,
+        // resumeClocks: so one queued as this look ends is either seen here or replaces the look queued here.)
         const waited = outcome.kind === 'poll' && (await jobWaits(trx, key))
         await enqueueJobs(trx, [...timeoutJob(current, settings), { name: DELIVER_TASK_JOB, payload: next, options: { jobKey: key, runAt: new Date(Date.now() + (waited ? 0 : delay)) } }])
       })
