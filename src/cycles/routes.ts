@@ -32,7 +32,7 @@ export const cycleRoutes = (drafter: Drafter): FastifyPluginAsyncTypebox =>
             '502 `bad-gateway` when the model\'s answer is unusable, 503 `service-unavailable` when too many drafts are waiting, 504 `gateway-timeout` when the model is too slow.',
           params: StreamIdParams,
           body: DraftBody,
-          response: { 200: DraftResult, 502: Problem, 503: Problem, 504: Problem, ...ProblemResponses },
+          response: { 200: DraftResult, 502: Problem, 504: Problem, ...ProblemResponses },
         },
       },
       async (request) => {

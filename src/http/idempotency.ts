@@ -15,6 +15,7 @@ import fp from 'fastify-plugin'
 import type { Transaction } from 'kysely'
 import type { Database } from '../db/database.js'
 import { now } from '../ids.js'
+import { runTransaction } from '../db/retry.js'
 import { claimKey, findKey, purgeExpiredKeys, releaseKey, storeResponse, type KeyScope, type StoredResponse } from '../idempotency/store.js'
 import { AppError } from './problem.js'
 
@@ -36,6 +37,8 @@ declare module 'fastify' {
     /**
      * Runs `work` in one database transaction and returns its result; on a request with an Idempotency-Key,
      * the reply (status and headers as set so far, `result` as the body) is stored in the same transaction.
+     * After a deadlock or a serialization failure `work` runs again from the start (src/db/retry.ts): it must
+     * have no effect outside the transaction but through afterCommit; after the last attempt, a 503.
      */
     withTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>
   }
@@ -101,7 +104,7 @@ async function idempotency(app: FastifyInstance, options: IdempotencyOptions): P
 
   app.decorateReply('withTransaction', async function <T>(this: FastifyReply, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     const claim = this.request.idempotency
-    const result = await db.transaction().execute(async (trx) => {
+    const result = await runTransaction(db, async (trx) => {
       const result = await work(trx)
       if (claim && !claim.settled) {
         crashAt('idempotency:before-store')

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
 import type { Problem } from './schemas.js'
+import { TransactionContended } from '../db/retry.js'
 
 const KINDS = {
   'validation-error': { status: 400, title: 'Your request is not valid' },
@@ -102,6 +103,11 @@ export function toProblem(kind: ProblemKind, detail: string, errors?: FieldError
   const problem: Problem = { type: PROBLEM_TYPE_BASE + kind, title: KINDS[kind].title, status: KINDS[kind].status, detail }
   if (errors && errors.length > 0) problem.errors = errors
   return problem
+}
+
+/** The answer when a transaction met a deadlock or a serialization failure on every attempt (src/db/retry.ts): a 503, sent with Retry-After. */
+export function contendedProblem(): Problem {
+  return toProblem('service-unavailable', 'The database was too busy with other changes to this data to carry the request out; nothing was changed. Retry shortly.')
 }
 
 const PART_PREFIX: Record<string, string> = { body: '', params: '/path', querystring: '/query', headers: '/headers' }
@@ -226,6 +232,12 @@ export const problemDetails = fp(
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
     return sendProblem(reply, { ...toProblem(error.kind, error.message, error.errors), ...error.extensions }, error.headers)
+  }
+  if (error instanceof TransactionContended) {
+    // Every attempt met a deadlock or a serialization failure (src/db/retry.ts): nothing was changed, and the
+    // same request a moment later usually goes through.
+    request.log.warn({ err: error, reqId: request.id }, 'a transaction stayed contended after its retries')
+    return sendProblem(reply, contendedProblem(), { 'retry-after': '1' })
   }
   const known = classify(error)
   if (known) return sendProblem(reply, toProblem(known.kind, known.detail, known.errors))

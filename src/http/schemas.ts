@@ -69,6 +69,7 @@ export const ProblemResponses = {
   422: Problem,
   429: Problem,
   500: Problem,
+  503: Problem,
 }
 
 /** A string limited to a fixed list of values. */

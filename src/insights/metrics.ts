@@ -6,6 +6,7 @@ import client from 'prom-client'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import { onInsightEvent } from './events.js'
+import { afterCommit } from '../db/retry.js'
 
 // 1 s … 7 d: a person answers in seconds, hours or days.
 const WAIT_BUCKETS = [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 86400, 3 * 86400, 7 * 86400]
@@ -40,9 +41,10 @@ export function reportInsightMetrics(app: FastifyInstance, agentLabelLimit: numb
       this.set({ kind: 'question' }, await count(sql<{ n: unknown }>`select count(*) as n from tool_calls where name = 'tandem.ask_operator' and status = 'running' and finished_at is null`.execute(db)))
     },
   })
-  onInsightEvent(db, (event) => {
+  // Counted once the change commits: a transaction run again after a deadlock (src/db/retry.ts) counts once.
+  onInsightEvent(db, (event) => afterCommit(() => {
     if (event.type === 'decision') decisions.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
     else if (event.type === 'tool_approval') approvals.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
     else if (event.type === 'wait_ended') waits.observe({ kind: event.kind, outcome: event.outcome }, Math.max(0, Date.parse(event.at) - Date.parse(event.since)) / 1000)
-  })
+  }))
 }

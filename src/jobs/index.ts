@@ -10,6 +10,7 @@
 //                                            transaction commits. A `jobKey` replaces the pending job with that
 //                                            key (its payload and run time); a running one is left to finish.
 //   removeJob(trx, jobKey)                  drops the pending job with that key (e.g. a time-out no longer due).
+//   jobWaits(trx, jobKey)                   whether a job with that key is pending (not taken by a worker yet).
 //   createJobs(database, options) / jobs.start(app) / jobs.stop()
 //                                            wiring done once by buildApp (see app.ts); `TANDEM_WORKERS` is the
 //                                            concurrency, 0 runs no jobs here (an HTTP-only instance).
@@ -111,6 +112,16 @@ export async function removeJobs(db: Kysely<Database>, jobKeys: string[]): Promi
     return
   }
   await runtime.worker.remove(db, jobKeys)
+}
+
+/** Whether a job with this key waits to run (not yet taken by a worker): one a job's own key may have been given to. */
+export async function jobWaits(db: Kysely<Database>, jobKey: string): Promise<boolean> {
+  const runtime = runtimeOf(db)
+  if (runtime.kind === 'postgres') {
+    const { rows } = await sql`select 1 from ${sql.id(runtime.schema, '_private_jobs')} where key = ${jobKey} and locked_at is null`.execute(db)
+    return rows.length > 0
+  }
+  return (await db.selectFrom('jobs').select('id').where('job_key', '=', jobKey).where('locked_at', 'is', null).executeTakeFirst()) !== undefined
 }
 
 /**

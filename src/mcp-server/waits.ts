@@ -1,11 +1,13 @@
 // The tools that act on what waits for a person — a phase's decision, a tool call's approval, an agent's question —
-// call the run engine's service functions directly, as their REST routes do, in one transaction, with `via: "mcp"`.
+// call the run engine's service functions directly, as their REST routes do, in one transaction (run again after a
+// deadlock, src/db/retry.ts), with `via: "mcp"`.
 // A refusal is the service's AppError, turned into the problem REST would answer. The result is cleaned to the
 // route's response schema, as the route's serializer does, so that it is the body REST answers.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Value } from 'typebox/value'
-import { AppError, toProblem } from '../http/problem.js'
+import { AppError, contendedProblem, toProblem } from '../http/problem.js'
+import { TransactionContended, runTransaction } from '../db/retry.js'
 import { decidePhase } from '../runs/service.js'
 import { answerQuestion } from '../waits/question.js'
 import { decideToolCall } from '../waits/tool-approval.js'
@@ -24,7 +26,7 @@ const WAITS: Record<string, { work: Work; schema: TSchema }> = {
   decide_phase: {
     schema: Run,
     work: (app, request, args) =>
-      app.database.db.transaction().execute((trx) =>
+      runTransaction(app.database.db, (trx) =>
         decidePhase({ settings: app.config.runs }, trx, callerOf(request), {
           runId: id(args.runId), phaseRunId: id(args.phaseRunId), decision: args.decision as 'approve' | 'revise' | 'reject', note: noteOf(args), override: args.override === true,
         }),
@@ -33,14 +35,14 @@ const WAITS: Record<string, { work: Work; schema: TSchema }> = {
   decide_tool_call: {
     schema: ToolCallSchema,
     work: (app, request, args) =>
-      app.database.db.transaction().execute((trx) =>
+      runTransaction(app.database.db, (trx) =>
         decideToolCall(app.config.runs, trx, callerOf(request), { runId: id(args.runId), callId: id(args.callId), decision: args.decision as 'approve' | 'deny', note: noteOf(args) }),
       ),
   },
   answer_question: {
     schema: ToolCallSchema,
     work: (app, request, args) =>
-      app.database.db.transaction().execute((trx) => answerQuestion(app.config.runs, trx, callerOf(request), { runId: id(args.runId), phaseRunId: id(args.phaseRunId), text: String(args.text) })),
+      runTransaction(app.database.db, (trx) => answerQuestion(app.config.runs, trx, callerOf(request), { runId: id(args.runId), phaseRunId: id(args.phaseRunId), text: String(args.text) })),
   },
 }
 
@@ -54,6 +56,7 @@ export async function actOnWait(app: FastifyInstance, request: FastifyRequest, n
     return { ok: true, status: 200, body: Value.Clean(wait.schema, JSON.parse(JSON.stringify(result))) }
   } catch (error) {
     if (error instanceof AppError) return { ok: false, problem: toProblem(error.kind, error.message, error.errors) }
+    if (error instanceof TransactionContended) return { ok: false, problem: contendedProblem() }
     throw error
   }
 }

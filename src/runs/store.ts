@@ -212,27 +212,49 @@ export async function closeOpenTasks(db: Kysely<Database>, runId: string, state:
 
 /**
  * PostgreSQL: deliverTask's first statement. Reads the task if it is open; if so, takes its delivery lease until
- * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease) and, only
- * when the lease is held already, adds `watchdog` (an add_job call, jobs/index.ts addJobSql) to look again once it
- * ends. A lease taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live
- * one (src/failover/registry.ts), which finds the lease held and adds the watchdog then.
- * One round trip, atomic on its own. `task` is undefined when the task is missing or closed (no watchdog then).
+ * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease). A lease
+ * taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live one
+ * (src/failover/registry.ts), which finds the lease held and adds the watchdog then.
+ *
+ * Only when the lease looks held, `watchdog` (an add_job call, jobs/index.ts addJobSql) is added to look again
+ * once it ends, decided again on the locked row (watchOrLease). The first statement saw the row as of its start:
+ * a holder that released the lease and queued its next look just after would otherwise find that look replaced by
+ * the watchdog, a lease's length later. `task` is undefined when the task is missing or closed (no watchdog then).
  */
 export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
-  const { rows } = await sql<TaskRow & { leased: boolean; watchdogs: number | string }>`with task as (
+  const { rows } = await sql<TaskRow & { leased: boolean }>`with task as (
     select * from run_tasks where id = ${id} and state = 'open'
   ), leased as (
     update run_tasks set lease_until = ${until}
     where id in (select id from task) and state = 'open' and (lease_until is null or lease_until <= ${at})
     returning id
-  ), watchdog as (
-    select ${watchdog} as job from task where not exists (select 1 from leased)
   )
-  select task.*, exists (select 1 from leased) as leased, (select count(*) from watchdog) as watchdogs from task`.execute(db)
+  select task.*, exists (select 1 from leased) as leased from task`.execute(db)
   const [row] = rows
   if (!row) return { task: undefined, leased: false }
-  const { leased, watchdogs: _watchdogs, ...task } = row
-  return { task: task as TaskRow, leased: leased === true }
+  const { leased, ...task } = row
+  if (leased === true) return { task: { ...(task as TaskRow), lease_until: until }, leased: true }
+  return watchOrLease(db, id, at, until, watchdog)
+}
+
+/**
+ * The lease looked held: on the task's row, locked, either the lease is free by now (its holder released it
+ * meanwhile) and is taken, or the watchdog is added while the row stays locked. Every release updates this row
+ * before it queues or removes the task's delivery job, so it waits for this transaction and then replaces or removes
+ * the watchdog: the watchdog never outlives a release it did not see.
+ */
+async function watchOrLease(db: Kysely<Database>, id: string, at: string, until: string, watchdog: RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<TaskRow>`select * from run_tasks where id = ${id} and state = 'open' for update`.execute(trx)
+    const [task] = rows
+    if (!task) return { task: undefined, leased: false }
+    if (task.lease_until === null || task.lease_until <= at) {
+      await trx.updateTable('run_tasks').set({ lease_until: until }).where('id', '=', id).execute()
+      return { task: { ...task, lease_until: until }, leased: true }
+    }
+    await sql`select ${watchdog}`.execute(trx)
+    return { task, leased: false }
+  })
 }
 
 export async function releaseTaskLease(db: Kysely<Database>, id: string): Promise<void> {

@@ -20,6 +20,7 @@ import { BoundedBatchProcessor } from './processor.js'
 import { ChosenIdGenerator, derivedSpanId } from './ids.js'
 import { PROVIDER_NAMES, spansOfTask } from './task-spans.js'
 import { rootMarker } from './triggered.js'
+import { afterCommit } from '../db/retry.js'
 
 export interface SpanSpec {
   name: string
@@ -115,10 +116,11 @@ export async function startTracing(app: FastifyInstance, settings: TracingSettin
   // engine's event through the request's async context.
   const acting = new AsyncLocalStorage<FastifyRequest>()
   app.addHook('onRequest', (request, _reply, done) => acting.run(request, done))
+  // Recorded once the change commits: a transaction run again after a deadlock (src/db/retry.ts) records its spans once.
   const linked: RecordSpan = (spec) => {
     const request = acting.getStore()
     const own = request ? parseTraceparent(traceparentFor(request)) : null
-    record(own && own.traceId !== spec.traceId ? { ...spec, links: [...(spec.links ?? []), own] } : spec)
+    afterCommit(() => record(own && own.traceId !== spec.traceId ? { ...spec, links: [...(spec.links ?? []), own] } : spec))
   }
 
   dbContext(app.database.db).tracesOn = true

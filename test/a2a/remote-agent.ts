@@ -5,7 +5,8 @@
 // answering with the reply it got). With `streaming` its card says it streams, and SendStreamingMessage and
 // SubscribeToTask answer as Server-Sent Events written from the SDK's transport handler (`stream`: the answer's
 // artifact comes in chunks, the last at `finish()`; `flood`: one artifact replaced by 64 KiB texts, at most `floodBytes`
-// in all, then by the answer `flooded`); `dropStreamAfter` cuts the next stream after that many events.
+// in all, then by the answer `flooded`); `dropStreamAfter` cuts the next stream after that many events;
+// `holdNextLook` holds the next GetTask until the test lets it go.
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomUUID } from 'node:crypto'
@@ -30,6 +31,8 @@ export interface RemoteAgent {
   floodBytes: number
   /** Completes every task left working with this text. */
   finish(text: string): void
+  /** Holds the next GetTask (a look) until the function returned is called; the call is recorded when it arrives. */
+  holdNextLook(): () => void
   close(): Promise<void>
 }
 
@@ -39,8 +42,14 @@ export async function startRemoteAgent(behaviour: Behaviour = 'complete', option
     kind: 'artifactUpdate' as const,
     data: { taskId, contextId, artifact: { artifactId, name: 'answer', description: '', parts: [{ content: { $case: 'text' as const, value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }, append, lastChunk, metadata: undefined },
   })
+  let heldLook: Promise<void> | null = null
   const state: RemoteAgent = {
     cardUrl: '', received: [], authorizations: [], calls: [], behaviour, streaming: options.streaming ?? false, dropStreamAfter: null, floodBytes: 0,
+    holdNextLook() {
+      let release = () => {}
+      heldLook = new Promise<void>((resolve) => (release = resolve))
+      return release
+    },
     finish(text) {
       for (const [taskId, { bus, contextId, done, artifactId }] of waiting) {
         bus.publish(artifactId ? chunk(taskId, contextId, artifactId, text, true, true) : chunk(taskId, contextId, randomUUID(), text, false, true))
@@ -125,6 +134,11 @@ export async function startRemoteAgent(behaviour: Behaviour = 'complete', option
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
       state.calls.push({ method: body.method, params: body.params })
       if (body.method === 'SendMessage' || body.method === 'SendStreamingMessage') state.received.push(body.params.message)
+      if (body.method === 'GetTask' && heldLook) {
+        const held = heldLook
+        heldLook = null
+        await held
+      }
       if (state.behaviour === 'hang' && (body.method === 'SendMessage' || body.method === 'SendStreamingMessage')) return
       if (state.behaviour === 'garbage') {
         res.writeHead(200, { 'content-type': 'application/json' })

@@ -17,10 +17,7 @@ for (const dialect of dialects()) {
     let cycleId: string
 
     before(async () => {
-      // A delivery job that finds another holding the task's lease leaves a watchdog for when that lease ends
-      // (TANDEM_DISPATCH_TIMEOUT_MS + 5 s): a decision landing while a look holds the lease can wait for it. 5 s keeps
-      // that wait inside the test's bounds (once in CI, 30 s + 5 s outlasted them).
-      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_TASK_TIMEOUT_S: '300', TANDEM_DISPATCH_TIMEOUT_MS: '5000' }, { ownDatabase: true })
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_TASK_TIMEOUT_S: '300' }, { ownDatabase: true })
       remote = await startRemoteAgent('authorize')
       streamId = await createStream(app)
       const agentId = await createAgent(app, { name: 'Janitor', providerType: 'custom_webhook', endpointUrl: remote.cardUrl, config: { protocol: 'a2a' } })

@@ -6,13 +6,16 @@
 // On PostgreSQL several instances deliver: an instance takes a task's delivery lease (dispatch time-out + 5 s).
 // If it dies mid-delivery, a live instance frees its job (src/failover/registry.ts); the job, run again, finds the
 // lease held and schedules a watchdog delivery for when it ends, which delivers the task again (same task id, so
-// the same webhook-id). A delivery that finds the lease held for any other reason does the same.
+// the same webhook-id). A delivery that finds the lease held for any other reason does the same. A holder that
+// ends its delivery releases the lease and, in the same transaction, replaces or removes that watchdog (on the
+// locked task row, so the two never cross: runs/store.ts leaseOpenTask); a look that goes on is then due at once
+// when a delivery was waiting, so a decision landing during a look is not held back by the poll's interval.
 import { checkedUsage } from './usage-check.js'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { toAgent } from '../../agents/store.js'
-import { addJobSql, enqueueJobs, removeJob, removeJobs, type JobSpec } from '../../jobs/index.js'
+import { addJobSql, enqueueJobs, jobWaits, removeJob, removeJobs, type JobSpec } from '../../jobs/index.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
 import { remoteTaskLedger } from '../../a2a/remote-ledger.js'
@@ -237,7 +240,12 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
         if (dialect === 'postgres') await releaseTaskLease(trx, open.id)
         const current = await findTask(trx, open.id)
         if (current?.state !== 'open') return
-        await enqueueJobs(trx, [...timeoutJob(current, settings), { name: DELIVER_TASK_JOB, payload: next, options: { jobKey: key, runAt: new Date(Date.now() + delay) } }])
+        // A delivery that came while this one ran (a decision's look; on PostgreSQL the watchdog it left, finding the
+        // lease held) waits under the key: the next look, which replaces it, is due now rather than after the poll's
+        // interval. A retry keeps its back-off. (A look is queued in the transaction that changes the task's row,
+        // resumeClocks: so one queued as this look ends is either seen here or replaces the look queued here.)
+        const waited = outcome.kind === 'poll' && (await jobWaits(trx, key))
+        await enqueueJobs(trx, [...timeoutJob(current, settings), { name: DELIVER_TASK_JOB, payload: next, options: { jobKey: key, runAt: new Date(Date.now() + (waited ? 0 : delay)) } }])
       })
       return
     }
