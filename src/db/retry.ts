@@ -4,10 +4,10 @@
 // then gives up with TransactionContended (a 503 with Retry-After at the HTTP edge, src/http/idempotency.ts).
 //
 // Only work whose every effect is in the transaction may be run again. An effect that leaves the database (a
-// metric, a span) is handed to afterCommit: it runs once, after the attempt that committed, and never for an
-// attempt that rolled back. Outside runTransaction, afterCommit runs it at once (the caller's transaction is not
-// run again, so there is nothing to wait for).
-import { AsyncLocalStorage } from 'node:async_hooks'
+// metric, a span) is handed to afterCommit with the transaction it belongs to: it runs once, after the attempt
+// that committed, and never for an attempt that rolled back. For a transaction not run by runTransaction,
+// afterCommit runs it at once (that transaction is not run again, so there is nothing to wait for). The effects
+// are kept by the transaction's handle, not in an async context: no AsyncLocalStorage on every request's path.
 import type { Kysely, Transaction } from 'kysely'
 
 /** Attempts of one transaction (its first and every retry) before a deadlock or serialization failure is given up on. */
@@ -37,13 +37,13 @@ export function retryableCode(error: unknown): string | null {
   return null
 }
 
-type Attempt = { hooks: Array<() => void>; open: boolean }
-const attempts = new AsyncLocalStorage<Attempt>()
+/** The effects waiting for the commit of each attempt runTransaction runs, by the attempt's transaction handle. */
+const waiting = new WeakMap<object, Array<() => void>>()
 
-/** Runs `effect` once the transaction it is called in has committed (see the file's comment); at once outside runTransaction. */
-export function afterCommit(effect: () => void): void {
-  const attempt = attempts.getStore()
-  if (attempt?.open) attempt.hooks.push(effect)
+/** Runs `effect` once `trx` has committed (see the file's comment); at once when runTransaction does not run `trx`. */
+export function afterCommit(trx: object, effect: () => void): void {
+  const effects = waiting.get(trx)
+  if (effects) effects.push(effect)
   else effect()
 }
 
@@ -68,14 +68,15 @@ const jitteredPause = (retry: number) => new Promise<void>((resolve) => setTimeo
 export async function runTransaction<DB, T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const limit = options.attempts ?? TRANSACTION_ATTEMPTS
   for (let n = 1; ; n++) {
-    const attempt: Attempt = { hooks: [], open: true }
+    const effects: Array<() => void> = []
     try {
-      const result = await attempts.run(attempt, () => db.transaction().execute(work))
-      attempt.open = false
-      for (const hook of attempt.hooks) runCommitted(hook)
+      const result = await db.transaction().execute((trx) => {
+        waiting.set(trx, effects)
+        return work(trx)
+      })
+      for (const effect of effects) runCommitted(effect)
       return result
     } catch (error) {
-      attempt.open = false
       const code = retryableCode(error)
       if (code === null) throw error
       if (n >= limit) throw new TransactionContended(code, n)

@@ -42,7 +42,7 @@ export function reportInsightMetrics(app: FastifyInstance, agentLabelLimit: numb
     },
   })
   // Counted once the change commits: a transaction run again after a deadlock (src/db/retry.ts) counts once.
-  onInsightEvent(db, (event) => afterCommit(() => {
+  onInsightEvent(db, (event, trx) => afterCommit(trx, () => {
     if (event.type === 'decision') decisions.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
     else if (event.type === 'tool_approval') approvals.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
     else if (event.type === 'wait_ended') waits.observe({ kind: event.kind, outcome: event.outcome }, Math.max(0, Date.parse(event.at) - Date.parse(event.since)) / 1000)

@@ -117,17 +117,17 @@ export async function startTracing(app: FastifyInstance, settings: TracingSettin
   const acting = new AsyncLocalStorage<FastifyRequest>()
   app.addHook('onRequest', (request, _reply, done) => acting.run(request, done))
   // Recorded once the change commits: a transaction run again after a deadlock (src/db/retry.ts) records its spans once.
-  const linked: RecordSpan = (spec) => {
+  const linkedIn = (db: object): RecordSpan => (spec) => {
     const request = acting.getStore()
     const own = request ? parseTraceparent(traceparentFor(request)) : null
-    afterCommit(() => record(own && own.traceId !== spec.traceId ? { ...spec, links: [...(spec.links ?? []), own] } : spec))
+    afterCommit(db, () => record(own && own.traceId !== spec.traceId ? { ...spec, links: [...(spec.links ?? []), own] } : spec))
   }
 
   dbContext(app.database.db).tracesOn = true
   // A triggered run's new trace is sampled as the root invoke_workflow will be (src/tracing/triggered.ts).
   dbContext(app.database.db).sampleRoot = (traceId) =>
     sampler.shouldSample(ROOT_CONTEXT, traceId, 'invoke_workflow', SpanKind.INTERNAL, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED
-  onInsightEvent(app.database.db, (event, db) => spansOfEvent(event, linked, settings, db))
+  onInsightEvent(app.database.db, (event, db) => spansOfEvent(event, linkedIn(db), settings, db))
   // Shutting down flushes what is queued, for at most OTEL_BSP_EXPORT_TIMEOUT (5 s at most): a collector that is down
   // never holds the process.
   app.addHook('onClose', async () => {

@@ -27,7 +27,7 @@ for (const dialect of dialects()) {
       const { db } = app.database
       const seen: string[] = []
       const result = await runTransaction(db, async (trx) => {
-        afterCommit(() => seen.push('committed'))
+        afterCommit(trx, () => seen.push('committed'))
         assert.deepEqual(seen, [], 'the effect waits for the commit')
         return (await sql<{ one: number }>`select 1 as one`.execute(trx)).rows[0]?.one
       })
@@ -36,9 +36,9 @@ for (const dialect of dialects()) {
 
       let runs = 0
       await assert.rejects(
-        runTransaction(db, async () => {
+        runTransaction(db, async (trx) => {
           runs++
-          afterCommit(() => seen.push('rolled back'))
+          afterCommit(trx, () => seen.push('rolled back'))
           throw Object.assign(new Error('a unique violation'), { code: '23505' })
         }),
         /unique violation/,
@@ -46,8 +46,9 @@ for (const dialect of dialects()) {
       assert.equal(runs, 1, 'only deadlocks and serialization failures are run again')
       assert.deepEqual(seen, ['committed'])
 
-      afterCommit(() => seen.push('outside'))
-      assert.deepEqual(seen, ['committed', 'outside'], 'outside runTransaction an effect runs at once')
+      await db.transaction().execute(async (trx) => afterCommit(trx, () => seen.push('not retried')))
+      afterCommit(db, () => seen.push('outside'))
+      assert.deepEqual(seen, ['committed', 'not retried', 'outside'], 'outside runTransaction an effect runs at once')
     })
   })
 }
@@ -154,7 +155,7 @@ for (const dialect of dialects().filter((d) => d === 'postgres')) {
         db,
         async (trx) => {
           runs++
-          afterCommit(() => effects.push(runs))
+          afterCommit(trx, () => effects.push(runs))
           // The real driver's error on the first attempt: 40P01 raised by the server.
           if (runs === 1) await sql`do $$ begin raise exception 'deadlock detected' using errcode = '40P01'; end $$`.execute(trx)
           return runs
