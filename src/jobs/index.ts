@@ -10,6 +10,7 @@
 //                                            transaction commits. A `jobKey` replaces the pending job with that
 //                                            key (its payload and run time); a running one is left to finish.
 //   removeJob(trx, jobKey)                  drops the pending job with that key (e.g. a time-out no longer due).
+//   removeJobsSql(trx, jobKeys)             PostgreSQL: the same as select-list items of a larger statement.
 //   jobWaits(trx, jobKey)                   whether a job with that key is pending (not taken by a worker yet).
 //   createJobs(database, options) / jobs.start(app) / jobs.stop()
 //                                            wiring done once by buildApp (see app.ts); `TANDEM_WORKERS` is the
@@ -108,10 +109,20 @@ export async function removeJobs(db: Kysely<Database>, jobKeys: string[]): Promi
   if (jobKeys.length === 0) return
   const runtime = runtimeOf(db)
   if (runtime.kind === 'postgres') {
-    await sql`select ${sql.join(jobKeys.map((key) => sql`${sql.id(runtime.schema)}.remove_job(${key})`))}`.execute(db)
+    await sql`select ${removeJobsSql(db, jobKeys)}`.execute(db)
     return
   }
   await runtime.worker.remove(db, jobKeys)
+}
+
+/**
+ * PostgreSQL only: the remove_job calls that drop the pending jobs with these keys, as select-list items for a
+ * statement that removes them as part of a larger one (one call per row it selects). Undefined on SQLite.
+ */
+export function removeJobsSql(db: Kysely<Database>, jobKeys: string[]) {
+  const runtime = runtimeOf(db)
+  if (runtime.kind !== 'postgres' || jobKeys.length === 0) return undefined
+  return sql.join(jobKeys.map((key) => sql`${sql.id(runtime.schema)}.remove_job(${key})`))
 }
 
 /** Whether a job with this key waits to run (not yet taken by a worker): one a job's own key may have been given to. */

@@ -5,6 +5,7 @@ import { PostgresAdapter, sql, type Insertable, type Kysely, type RawBuilder, ty
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
+import { removeJobs, removeJobsSql } from '../jobs/index.js'
 import { toCycle } from '../cycles/store.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import type { Run, RunStatus } from './schemas.js'
@@ -194,8 +195,22 @@ const closeTaskRow = prepared(3, (db, id: Expression<string>, state: Expression<
   db.updateTable('run_tasks').set({ state, closed_at: at, lease_until: null }).where('id', '=', id).where('state', '=', 'open').returning('id'),
 )
 
-export async function closeTask(db: Kysely<Database>, id: string, state: Exclude<TaskState, 'open'>, at: string): Promise<boolean> {
-  return (await closeTaskRow(db, id, state, at)).length > 0
+/**
+ * Closes the task if it is still open and drops its pending jobs (`jobKeys`: its time-out, a delivery still
+ * waiting), which are no longer due; false, removing nothing, when it was not open. One statement on PostgreSQL.
+ */
+export async function closeTask(db: Kysely<Database>, id: string, state: Exclude<TaskState, 'open'>, at: string, jobKeys: string[]): Promise<boolean> {
+  const removals = removeJobsSql(db, jobKeys)
+  if (removals) {
+    const { rows } = await sql`with closed as (
+      update run_tasks set state = ${state}, closed_at = ${at}, lease_until = null where id = ${id} and state = 'open' returning id
+    )
+    select ${removals} from closed`.execute(db)
+    return rows.length > 0
+  }
+  if ((await closeTaskRow(db, id, state, at)).length === 0) return false
+  await removeJobs(db, jobKeys)
+  return true
 }
 
 /** Closes every open task of a run (a cancel, a failure); returns their ids. */

@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { toAgent } from '../../agents/store.js'
-import { addJobSql, enqueueJobs, jobWaits, removeJob, removeJobs, type JobSpec } from '../../jobs/index.js'
+import { addJobSql, enqueueJobs, jobWaits, removeJob, type JobSpec } from '../../jobs/index.js'
 import { now } from '../../ids.js'
 import { childOfStored } from '../../http/trace.js'
 import { remoteTaskLedger } from '../../a2a/remote-ledger.js'
@@ -60,10 +60,9 @@ export async function settleTask(
     const task = known ?? (await findTask(trx, taskId))
     if (!task) return 'closed'
     const settled = await withLockedRun(trx, settings, task.run_id, null, async (t, run) => {
-      // Closing the task also ends its delivery lease (lease_until null).
-      if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now()))) return 'closed' as const
-      // Its time-out, and any delivery still waiting (a retry, a poll, the watchdog), are no longer due.
-      await removeJobs(trx, [timeoutKey(task.id), deliveryKey(task.id)])
+      // Closing the task also ends its delivery lease (lease_until null); its time-out, and any delivery still
+      // waiting (a retry, a poll, the watchdog), are no longer due and go with it.
+      if (!(await closeTask(trx, task.id, 'output' in settlement ? 'answered' : 'failed', now(), [timeoutKey(task.id), deliveryKey(task.id)]))) return 'closed' as const
       if ('output' in settlement) {
         if (settlement.usage) await trx.updateTable('run_tasks').set({ usage: JSON.stringify(settlement.usage) }).where('id', '=', task.id).execute()
         await phaseAnswered(t, run, task.phase_run_id, settlement.output, { taskId: task.id, usage: settlement.usage ?? null, streamed: settlement.streamed })
