@@ -5,7 +5,7 @@ import { PostgresAdapter, sql, type Insertable, type Kysely, type RawBuilder, ty
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
-import { removeJobs, removeJobsSql } from '../jobs/index.js'
+import { addJobSql, enqueueJobs, removeJobs, removeJobsSql, type JobSpec } from '../jobs/index.js'
 import { toCycle } from '../cycles/store.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import type { Run, RunStatus } from './schemas.js'
@@ -176,11 +176,28 @@ const insertTaskRow = prepared(
     }),
 )
 
-export async function insertTask(db: Kysely<Database>, task: NewTask): Promise<void> {
+/** Writes a new task and adds its jobs (`jobs`, as enqueueJobs): one statement on PostgreSQL. */
+export async function insertTask(db: Kysely<Database>, task: NewTask, jobs: JobSpec[] = []): Promise<void> {
+  const row = {
+    id: task.id, workspace_id: task.workspace_id, run_id: task.run_id, phase_run_id: task.phase_run_id, agent_id: task.agent_id, attempt: task.attempt,
+    feedback: task.feedback ?? null, delivery: task.delivery, state: task.state, token_hash: task.token_hash ?? null, lease_until: task.lease_until ?? null,
+    created_at: task.created_at, closed_at: task.closed_at ?? null, traceparent: task.traceparent ?? null,
+  }
+  const adds = jobs.map(({ name, payload, options }) => addJobSql(db, name, payload, options))
+  if (adds.length > 0 && adds.every((add) => add !== undefined)) {
+    // The jobs are added by the select over the inserted row (a select list is evaluated left to right: in order).
+    await db
+      .with('task', (qc) => qc.insertInto('run_tasks').values(row).returning('id'))
+      .selectFrom('task')
+      .select(adds.map((add, i) => add!.as(`job_${i}`)))
+      .execute()
+    return
+  }
   await insertTaskRow(
-    db, task.id, task.workspace_id, task.run_id, task.phase_run_id, task.agent_id, task.attempt, task.feedback ?? null, task.delivery, task.state,
-    task.token_hash ?? null, task.lease_until ?? null, task.created_at, task.closed_at ?? null, task.traceparent ?? null,
+    db, row.id, row.workspace_id, row.run_id, row.phase_run_id, row.agent_id, row.attempt, row.feedback, row.delivery, row.state,
+    row.token_hash, row.lease_until, row.created_at, row.closed_at, row.traceparent,
   )
+  await enqueueJobs(db, jobs)
 }
 
 const selectTask = prepared(1, (db, id: Expression<string>) => db.selectFrom('run_tasks').selectAll().where('id', '=', id))

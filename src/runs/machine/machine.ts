@@ -18,7 +18,7 @@ import { completeStreamingMessage, failStreamingMessage, findTaskMessage } from 
 import { renderText } from '../../chat/richtext.js'
 import type { Content } from '../../chat/schemas.js'
 import { findAgent } from '../../agents/store.js'
-import { enqueueJobs, removeJobs, type JobSpec } from '../../jobs/index.js'
+import { removeJobs, type JobSpec } from '../../jobs/index.js'
 import type { SavedCycle } from '../../cycles/schemas.js'
 import type { AgentOutput, ProblemCode, Usage } from '../adapters/adapter.js'
 import { adapterFor } from '../adapters/index.js'
@@ -253,10 +253,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   } else {
     jobs.push({ name: TIMEOUT_JOB, payload: { taskId }, options: { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.parse(at) + t.settings.taskTimeoutS * 1000) } })
   }
-  const write = async () => {
-    await insertTask(t.db, task)
-    await enqueueJobs(t.db, jobs)
-  }
+  const write = () => insertTask(t.db, task, jobs)
   if (deferred) deferred.push(write)
   else await write()
 }
