@@ -1,7 +1,8 @@
 // The A2A methods of one exposed cycle for one caller (docs/a2a.md), behind the SDK's JSON-RPC transport handler:
 // a task is a run of the cycle, its context the cycle's stream. Every method reads and writes Tandem's own tables
 // in a transaction and follows runs through the event hub, so any instance answers any task and a restart loses
-// nothing; no SDK store or event bus holds state.
+// nothing; no SDK store or event bus holds state. A transaction PostgreSQL aborts as a deadlock's victim is run again
+// (src/db/retry.ts).
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import {
@@ -32,6 +33,7 @@ import { noteTaskChange } from './history.js'
 import { TaskFollower } from './follow.js'
 import { streamTask } from './stream.js'
 import { checkPushConfig, deletePushConfig, findPushConfig, listPushConfigs, savePushConfig } from './push.js'
+import { runTransaction } from '../db/retry.js'
 
 export const MAX_TEXT_LENGTH = 40000
 export const MAX_MESSAGE_TEXT = 16000
@@ -123,7 +125,7 @@ export class TandemA2aHandler implements A2ARequestHandler {
       a2a: { messageId: message.messageId, data: message.data },
     }
     if (Buffer.byteLength(JSON.stringify(input)) > MAX_INPUT_BYTES) throw new RequestMalformedError(`The message's input is over ${MAX_INPUT_BYTES} bytes as JSON.`)
-    return this.db.transaction().execute(async (trx) => {
+    return runTransaction(this.db, async (trx) => {
       const posted = await insertMessage(trx, {
         workspaceId: principal.workspaceId, streamId: cycle.streamId, authorId: principal.principalId, content: contentOf(message.text || JSON.stringify(message.data)),
         traceparent: this.scope.traceparent, fireTriggers: false,
@@ -142,7 +144,7 @@ export class TandemA2aHandler implements A2ARequestHandler {
   private async reply(taskId: string, message: { text: string; messageId: string }, push: TaskPushNotificationConfig | undefined): Promise<A2aTaskRef> {
     const ref = await this.requireTask(taskId)
     const { principal } = this.scope
-    await this.db.transaction().execute(async (trx) => {
+    await runTransaction(this.db, async (trx) => {
       const run = await findRun(trx, ref.workspaceId, ref.runId)
       if (!run) throw new TaskNotFoundError(`No task ${taskId} of this agent.`)
       const context = await readContext(trx, run, ref.principalId)
@@ -249,7 +251,7 @@ export class TandemA2aHandler implements A2ARequestHandler {
     const ref = await this.requireTask(params.id)
     const { principal } = this.scope
     try {
-      await this.db.transaction().execute((trx) =>
+      await runTransaction(this.db, (trx) =>
         cancel({ settings: this.scope.app.config.runs }, trx, { ...principal, traceparent: this.scope.traceparent }, ref.runId),
       )
     } catch (error) {
@@ -266,7 +268,7 @@ export class TandemA2aHandler implements A2ARequestHandler {
   async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
     const ref = await this.requireTask(params.taskId)
     checkPushConfig(params)
-    return this.db.transaction().execute((trx) => this.savePush(trx, ref.runId, params))
+    return runTransaction(this.db, (trx) => this.savePush(trx, ref.runId, params))
   }
 
   async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
@@ -282,6 +284,6 @@ export class TandemA2aHandler implements A2ARequestHandler {
 
   async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
     const ref = await this.requireTask(params.taskId)
-    await this.db.transaction().execute((trx) => deletePushConfig(trx, ref.runId, this.scope.principal.principalId, params.id))
+    await runTransaction(this.db, (trx) => deletePushConfig(trx, ref.runId, this.scope.principal.principalId, params.id))
   }
 }
