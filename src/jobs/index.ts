@@ -109,20 +109,20 @@ export async function removeJobs(db: Kysely<Database>, jobKeys: string[]): Promi
   if (jobKeys.length === 0) return
   const runtime = runtimeOf(db)
   if (runtime.kind === 'postgres') {
-    await sql`select ${removeJobsSql(db, jobKeys)}`.execute(db)
+    await sql`select ${sql.join(removeJobsSql(db, jobKeys)!)}`.execute(db)
     return
   }
   await runtime.worker.remove(db, jobKeys)
 }
 
 /**
- * PostgreSQL only: the remove_job calls that drop the pending jobs with these keys, as select-list items for a
- * statement that removes them as part of a larger one (one call per row it selects). Undefined on SQLite.
+ * PostgreSQL only: the remove_job calls that drop the pending jobs with these keys, one per key, as select-list
+ * items of a statement that removes them as part of a larger one (once per row it selects). Undefined on SQLite.
  */
 export function removeJobsSql(db: Kysely<Database>, jobKeys: string[]) {
   const runtime = runtimeOf(db)
   if (runtime.kind !== 'postgres' || jobKeys.length === 0) return undefined
-  return sql.join(jobKeys.map((key) => sql`${sql.id(runtime.schema)}.remove_job(${key})`))
+  return jobKeys.map((key) => sql`${sql.id(runtime.schema)}.remove_job(${key})`)
 }
 
 /** Whether a job with this key waits to run (not yet taken by a worker): one a job's own key may have been given to. */

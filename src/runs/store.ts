@@ -1,7 +1,7 @@
 // Run and task storage. A run is stored whole as the document GET returns (the state machine writes it, in
 // one place: machine.ts `persistRun`); `status` is a column beside it for the list filter. Tasks are rows of
 // their own: claims and results find them by id or by agent.
-import { PostgresAdapter, sql, type Insertable, type Kysely, type RawBuilder, type Selectable, type Expression } from 'kysely'
+import { PostgresAdapter, sql, type Insertable, type Kysely, type QueryCreator, type RawBuilder, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
@@ -208,9 +208,9 @@ export async function findTask(db: Kysely<Database>, id: string): Promise<TaskRo
 }
 
 /** Closes the task if it is still open; false when it was not (another answer or a cancel came first). */
-const closeTaskRow = prepared(3, (db, id: Expression<string>, state: Expression<Exclude<TaskState, 'open'>>, at: Expression<string>) =>
-  db.updateTable('run_tasks').set({ state, closed_at: at, lease_until: null }).where('id', '=', id).where('state', '=', 'open').returning('id'),
-)
+const closeTaskQuery = (db: QueryCreator<Database>, id: Expression<string>, state: Expression<Exclude<TaskState, 'open'>>, at: Expression<string>) =>
+  db.updateTable('run_tasks').set({ state, closed_at: at, lease_until: null }).where('id', '=', id).where('state', '=', 'open').returning('id')
+const closeTaskRow = prepared(3, closeTaskQuery)
 
 /**
  * Closes the task if it is still open and drops its pending jobs (`jobKeys`: its time-out, a delivery still
@@ -219,10 +219,11 @@ const closeTaskRow = prepared(3, (db, id: Expression<string>, state: Expression<
 export async function closeTask(db: Kysely<Database>, id: string, state: Exclude<TaskState, 'open'>, at: string, jobKeys: string[]): Promise<boolean> {
   const removals = removeJobsSql(db, jobKeys)
   if (removals) {
-    const { rows } = await sql`with closed as (
-      update run_tasks set state = ${state}, closed_at = ${at}, lease_until = null where id = ${id} and state = 'open' returning id
-    )
-    select ${removals} from closed`.execute(db)
+    const rows = await db
+      .with('closed', (qc) => closeTaskQuery(qc, sql.val(id), sql.val(state), sql.val(at)))
+      .selectFrom('closed')
+      .select(removals.map((removal, i) => removal.as(`removed_${i}`)))
+      .execute()
     return rows.length > 0
   }
   if ((await closeTaskRow(db, id, state, at)).length === 0) return false
