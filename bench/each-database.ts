@@ -1,5 +1,6 @@
 // What the in-process benchmarks share: a measure run once on a fresh SQLite file and, when BENCH_POSTGRES_URL is
-// set, once on a fresh PostgreSQL database (dropped afterwards); and the percentile of sorted figures.
+// set, once on a fresh PostgreSQL database (dropped afterwards; BENCH_SKIP_SQLITE=1 measures PostgreSQL alone); and
+// the percentile of sorted figures.
 import { randomBytes } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,7 +13,7 @@ export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorte
 export async function onEachDatabase(name: string, measure: (label: string, databaseUrl: string) => Promise<void>): Promise<void> {
   const file = join(tmpdir(), `tandem-bench-${name}-${process.pid}.db`)
   try {
-    await measure('SQLite', `sqlite:${file}`)
+    if (process.env.BENCH_SKIP_SQLITE !== '1') await measure('SQLite', `sqlite:${file}`)
   } finally {
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
   }

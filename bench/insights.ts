@@ -3,7 +3,10 @@
 // wait per decision, and the day, hour and stream-or-cycle rows summing them) as the engine writes them, then
 // BENCH_ROUNDS (default 40) calls each of: the list over the default 30 days and over 90 days, one agent's detail
 // over 90 days (day buckets, breakdown), the 30-day list filtered by a stream and by a cycle, one agent's hourly
-// detail over 72 hours, and over 40 days filtered by a stream. p50 and p95 per call. SQLite in a temporary file;
+// detail over 72 hours, and over 40 days filtered by a stream. p50 and p95 per call. Measured twice: with every
+// change folded into the summed rows, then with BENCH_NOTES (default 1,000) phase runs picked at random over the 90
+// days noted as changed and not folded yet (src/insights/fold.ts; a second of runs at 1,000 a second, each in a
+// period of its own: the worst case, as every such period is read from its rows). SQLite in a temporary file;
 // PostgreSQL too with BENCH_POSTGRES_URL (a fresh database). A benchmark, not a test.
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
@@ -18,6 +21,7 @@ import type { InsightPhaseRunTable, InsightWaitTable } from '../src/insights/ins
 const RUNS = Number(process.env.BENCH_RUNS ?? 100_000)
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40)
+const NOTES = Number(process.env.BENCH_NOTES ?? 1000)
 const DAY = 86_400_000
 const BATCH = 1000
 
@@ -86,7 +90,7 @@ async function seed(app: FastifyInstance, databaseIsSqlite: boolean): Promise<{ 
     if ((r + 1) % 10_000 === 0) await flush()
   }
   await flush()
-  // The day, hour and stream-or-cycle rollups the engine keeps by deltas, made at once here as the migrations make
+  // The day, hour and stream-or-cycle rollups the fold keeps by deltas, made at once here as the migrations make
   // them (the same sums: test/insights/day-rollups.test.ts, test/insights/rollup-dimensions.test.ts).
   await db.transaction().execute(async (trx) => {
     await backfillAgentDays(trx)
@@ -111,7 +115,7 @@ async function timed(app: FastifyInstance, url: string): Promise<{ p50: number; 
 }
 
 async function measure(label: string, databaseUrl: string): Promise<void> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_AUTH: 'local', TANDEM_WORKERS: '0', TANDEM_SECRET_KEY: randomBytes(32).toString('base64'), DATABASE_URL: databaseUrl })
+  const config = loadConfig({ LOG_LEVEL: 'silent', TANDEM_AUTH: 'local', TANDEM_WORKERS: '0', TANDEM_INSIGHTS_FOLD_MS: '0', TANDEM_SECRET_KEY: randomBytes(32).toString('base64'), DATABASE_URL: databaseUrl })
   const app = await buildApp(config)
   await app.ready()
   try {
@@ -119,7 +123,7 @@ async function measure(label: string, databaseUrl: string): Promise<void> {
     const { agents, streamId, cycleId } = await seed(app, databaseUrl.startsWith('sqlite:'))
     console.log(`${label}: seeded ${RUNS} runs × 3 phases, ${AGENTS} agents, 90 days in ${((performance.now() - seeding) / 1000).toFixed(1)} s`)
     const from90 = new Date(Date.now() - 90 * DAY).toISOString()
-    const results = {
+    const calls = async () => ({
       'list, 30 days': await timed(app, '/api/insights/agents?limit=100'),
       'list, 90 days': await timed(app, `/api/insights/agents?limit=100&from=${from90}`),
       'detail, 90 days': await timed(app, `/api/insights/agents/${agents[0]}?from=${from90}`),
@@ -127,8 +131,11 @@ async function measure(label: string, databaseUrl: string): Promise<void> {
       'list, 30 days, one cycle': await timed(app, `/api/insights/agents?limit=100&cycleId=${cycleId}`),
       'detail, 72 hours (hourly)': await timed(app, `/api/insights/agents/${agents[0]}?bucket=hour&from=${new Date(Date.now() - 3 * DAY).toISOString()}`),
       'detail, 40 days hourly, one stream': await timed(app, `/api/insights/agents/${agents[0]}?bucket=hour&from=${new Date(Date.now() - 40 * DAY).toISOString()}&streamId=${streamId}`),
-    }
-    for (const [name, r] of Object.entries(results)) console.log(`${label}: ${name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.rows} rows)`)
+    })
+    for (const [name, r] of Object.entries(await calls())) console.log(`${label}: all folded: ${name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.rows} rows)`)
+    await sql`insert into insight_unfolded (phase_run_id, workspace_id, agent_id, stream_id, cycle_id, started_at, old, old_wait_seq)
+      select phase_run_id, workspace_id, agent_id, stream_id, cycle_id, started_at, null, -1 from insight_phase_runs order by random() limit ${NOTES}`.execute(app.database.db)
+    for (const [name, r] of Object.entries(await calls())) console.log(`${label}: ${NOTES} notes: ${name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.rows} rows)`)
   } finally {
     await app.close()
   }

@@ -43,6 +43,7 @@ import { EventHub } from './events/hub.js'
 import { eventRoutes } from './events/routes.js'
 import { webhookRoutes } from './events/webhooks/routes.js'
 import { startRetention } from './events/retention.js'
+import { startFold } from './insights/fold.js'
 import { createJobs, type AnyTaskList } from './jobs/index.js'
 import { InstanceRegistry } from './failover/registry.js'
 import { taskList } from './task-list.js'
@@ -214,6 +215,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onClose', async () => events.close())
   const retention = startRetention(app.database.db, config.eventRetentionDays, app.log)
   app.addHook('onClose', async () => retention.stop())
+  // The scorecards' summed rollups follow the engine's notes a second later (src/insights/fold.ts).
+  if (config.insightsFoldMs > 0) {
+    const fold = startFold(app.database.db, app.log, config.insightsFoldMs)
+    app.addHook('preClose', async () => fold.stop())
+  }
   // Access logs cost a hook on every request: registered only when asked for (or at debug level).
   if (config.accessLog || config.logLevel === 'debug' || config.logLevel === 'trace') {
     const level = config.accessLog ? 'info' : 'debug'

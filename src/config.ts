@@ -47,6 +47,8 @@ export interface Config {
   logLevel: string
   /** Events older than this many days are purged (an `after` before them is a 410). */
   eventRetentionDays: number
+  /** How often the scorecards' summed rollups take the engine's changes (src/insights/fold.ts); 0: never. */
+  insightsFoldMs: number
   /** How often an open event stream gets a `: keep-alive` comment. */
   sseKeepAliveMs: number
   /** An event stream whose unsent output passes this many bytes is dropped (the client resumes). */
@@ -301,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     a2aWaitMs: parseInteger('TANDEM_A2A_WAIT_S', env.TANDEM_A2A_WAIT_S ?? '60', 0, 3600) * 1000,
     logLevel,
     eventRetentionDays: parseInteger('TANDEM_EVENT_RETENTION_DAYS', env.TANDEM_EVENT_RETENTION_DAYS ?? '7', 1, 3650),
+    insightsFoldMs: parseInteger('TANDEM_INSIGHTS_FOLD_MS', env.TANDEM_INSIGHTS_FOLD_MS ?? '1000', 0, 3600000),
     sseKeepAliveMs: parseInteger('TANDEM_SSE_KEEPALIVE_MS', env.TANDEM_SSE_KEEPALIVE_MS ?? '15000', 10, 3600000),
     sseMaxBufferBytes: parseInteger('TANDEM_SSE_MAX_BUFFER_BYTES', env.TANDEM_SSE_MAX_BUFFER_BYTES ?? String(1024 * 1024), 1024, 1024 * 1024 * 1024),
     webhookRetryBaseMs: parseInteger('TANDEM_WEBHOOK_RETRY_BASE_MS', env.TANDEM_WEBHOOK_RETRY_BASE_MS ?? '5000', 1, 86400000),

@@ -25,6 +25,7 @@ export const SETTINGS: Array<{ group: string; settings: Setting[] }> = [
       { name: 'TANDEM_REDIS_URL', default: '(none)', meaning: 'redis://host:port: one rate limit shared by every instance' },
       { name: 'TANDEM_METRICS_TOKEN', default: '(none)', meaning: 'Bearer token for /metrics outside local auth mode (without it, /metrics is a 404 there)' },
       { name: 'TANDEM_METRICS_AGENT_LABELS', default: '100', meaning: 'distinct agent_id label values of the decision metrics per instance, then _other' },
+      { name: 'TANDEM_INSIGHTS_FOLD_MS', default: '1000', meaning: "how often the runs' changes are added to the scorecards' summed rollups (0: never)" },
       { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: '(none: no traces)', meaning: 'export OpenTelemetry traces over OTLP/HTTP (with OTEL_EXPORTER_OTLP_PROTOCOL, _HEADERS, OTEL_SERVICE_NAME…; docs/insights.md)' },
       { name: 'TANDEM_MAX_STREAMS_PER_KEY', default: 'an eighth of TANDEM_MAX_CONNECTIONS', meaning: 'event streams and waiting task claims one principal may hold at once' },
       { name: 'TANDEM_MAX_STREAMS_PER_PEER', default: 'a quarter of TANDEM_MAX_CONNECTIONS', meaning: 'the same, per peer address' },

@@ -28,6 +28,7 @@ describe('configuration', () => {
       a2aWaitMs: 60000,
       logLevel: 'info',
       eventRetentionDays: 7,
+      insightsFoldMs: 1000,
       sseKeepAliveMs: 15000,
       sseMaxBufferBytes: 1048576,
       webhookRetryBaseMs: 5000,

@@ -20,7 +20,7 @@ import type { ToolCallTable } from '../runs/tool-calls/tool-calls.table.js'
 import type { InstanceTable } from '../failover/instances.table.js'
 import type { McpSessionTable } from '../mcp-server/sessions.table.js'
 import type { A2aPushConfigTable, A2aPushDeliveryTable, A2aRemoteTaskTable, A2aTaskMessageTable, A2aTaskTable } from '../a2a/a2a.table.js'
-import type { InsightAgentDayTable, InsightAgentHourTable, InsightPhaseRunTable, InsightScopeDayTable, InsightWaitTable } from '../insights/insights.table.js'
+import type { InsightAgentDayTable, InsightAgentHourTable, InsightPhaseRunTable, InsightScopeDayTable, InsightUnfoldedTable, InsightWaitTable } from '../insights/insights.table.js'
 
 export interface Database {
   workspaces: WorkspaceTable
@@ -66,4 +66,5 @@ export interface Database {
   insight_agent_days: InsightAgentDayTable
   insight_agent_hours: InsightAgentHourTable
   insight_scope_days: InsightScopeDayTable
+  insight_unfolded: InsightUnfoldedTable
 }

@@ -37,6 +37,7 @@ import * as insightAgentDays from './migrations/0125_insight_agent_days.js'
 import * as a2aPush from './migrations/0135_a2a_push.js'
 import * as insightRollupDimensions from './migrations/0137_insight_rollup_dimensions.js'
 import * as runTraceLink from './migrations/0138_run_trace_link.js'
+import * as insightUnfolded from './migrations/0139_insight_unfolded.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -76,6 +77,7 @@ const migrations: Record<string, Migration> = {
   '0135_a2a_push': a2aPush,
   '0137_insight_rollup_dimensions': insightRollupDimensions,
   '0138_run_trace_link': runTraceLink,
+  '0139_insight_unfolded': insightUnfolded,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -1,8 +1,8 @@
 // The summed rollups (docs/insights.md): the sums of the per-phase-run rows and the decision times of the ended
 // waits per workspace, agent and UTC day of the phase runs' start; per agent and UTC hour; and per stream or
-// cycle, UTC day and agent. The engine keeps them by deltas in the same transaction as the rows they sum: a phase
-// run's new row minus its old one, added to its rows (an upsert that adds, so concurrent runs of one agent never
-// lose each other's counts), and each ended wait's time appended.
+// cycle, UTC day and agent. The fold (fold.ts) keeps them by deltas from the engine's notes: a phase run's row
+// minus the row it had when noted, added to its rows (an upsert that adds, so two folds never lose each other's
+// counts), and each wait ended since appended.
 import { sql, type Expression, type Kysely, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
@@ -104,14 +104,39 @@ export function rollupAdds(old: InsightPhaseRunTable | undefined, row: InsightPh
   return adds
 }
 
-/** Moves a phase run's contribution from its old row (none when new) to its new one, in every rollup. */
-export async function phaseRowMoved(db: Kysely<Database>, old: InsightPhaseRunTable | undefined, row: InsightPhaseRunTable): Promise<void> {
-  for (const add of rollupAdds(old, row)) await ADDERS.get(add.rollup)!(db, ...addParameters(add))
+/** What a decision time (ms) of a wait of the phase run the key places (its agent, start, stream and cycle) adds. */
+export function sampleAdds(key: RollupKey, ms: number): Add[] {
+  return ROLLUPS.map((rollup) => ({ rollup, rows: rollup.rowsOf(key), delta: ZERO, samples: `${ms},` }))
 }
 
-/** A decision time (ms) of a wait of the phase run the key places (its agent, start, stream and cycle). */
-export async function decisionTimeAdded(db: Kysely<Database>, key: RollupKey, ms: number): Promise<void> {
-  for (const rollup of ROLLUPS) await ADDERS.get(rollup)!(db, ...addParameters({ rollup, rows: rollup.rowsOf(key), delta: ZERO, samples: `${ms},` }))
+/** What taking a phase run's row out of the rollups adds (its row is gone). */
+export function removalAdds(old: InsightPhaseRunTable): Add[] {
+  const was = negate(dayContribution(old))
+  return ROLLUPS.map((rollup) => ({ rollup, rows: rollup.rowsOf(old), delta: was, samples: '' }))
+}
+
+/**
+ * The adds merged per rollup row (their deltas summed, their samples joined), in one order (by table and keys):
+ * transactions that add to the same rows lock them in that order.
+ */
+export function mergedAdds(adds: Iterable<Add>): Add[] {
+  const merged = new Map<string, Add>()
+  for (const add of adds) {
+    const key = `${add.rollup.table}\u0000${add.rows.map((row) => add.rollup.keys.map((k) => row[k]).join('\u0000')).join('\u0001')}`
+    const had = merged.get(key)
+    if (!had) {
+      merged.set(key, { ...add, delta: { ...add.delta } })
+      continue
+    }
+    for (const c of SUMMED) had.delta[c] += add.delta[c]
+    had.samples += add.samples
+  }
+  return [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, add]) => add).filter((add) => add.samples !== '' || SUMMED.some((c) => add.delta[c] !== 0))
+}
+
+/** Adds an add's delta (and appends its samples) to its rows. */
+export async function applyAdd(db: Kysely<Database>, add: Add): Promise<void> {
+  await ADDERS.get(add.rollup)!(db, ...addParameters(add))
 }
 
 /** The parameters of an add, in the order addQuery takes them: each row's keys, the summed columns, the samples. */

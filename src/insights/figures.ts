@@ -7,6 +7,8 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
+import { dayContribution } from './day-rollup.js'
+import type { InsightPhaseRunTable } from './insights.table.js'
 
 export interface Scope {
   workspaceId: string
@@ -118,18 +120,56 @@ function rollupFor(scope: Scope, grouping: Grouping): RollupSource | null {
   return { table: 'insight_agent_days', period: 'day' }
 }
 
-/** The sums of a rollup's periods `[from, to)` in scope, per agent or period. */
+/**
+ * The sums of a rollup's periods `[from, to)` in scope, per agent or period: its summed rows, plus what the notes of
+ * changes the fold has not added yet (fold.ts) add to them — each noted phase run's row now minus the row the summed
+ * rows count (none for a new one), and the decision times of its wait rows after the last they count. One
+ * statement, so the summed rows and the notes are read at one moment on either database (a fold between two reads
+ * would count a change twice or not at all); it costs a read of each note, not of the periods they are in.
+ */
 async function rollupSums(db: Kysely<Database>, scope: Scope, source: RollupSource, from: string, to: string, grouping: Grouping): Promise<Map<string, Sums>> {
   const period = sql.ref(source.period)
+  const length = sql.lit(source.period === 'hour' ? 13 : 10)
   const key = grouping === 'agent' ? sql`agent_id` : period
+  const noteKey = grouping === 'agent' ? sql`u.agent_id` : sql`substr(u.started_at, 1, ${length})`
   const agent = scope.agentId ? sql` and agent_id = ${scope.agentId}` : sql``
   const scoped = source.scope ? sql` and scope = ${source.scope}` : sql``
-  const { rows } = await sql<Record<string, unknown> & { key: string; samples: string | null }>`select ${key} as key,
-      ${sql.join(SUMS.map((column) => sql`sum(${sql.ref(column)}) as ${sql.ref(column)}`))}, ${joinSamples(db, sql`decision_samples`, false)} as samples
+  const [kind, id] = source.scope ? (source.scope.split(':') as ['stream' | 'cycle', string]) : [null, null]
+  const noteScoped = kind ? sql` and ${sql.ref(`u.${kind}_id`)} = ${id}` : sql``
+  const postgres = !sqliteDriverOf(db)
+  const fields = sql.join(ROW_FIELDS.map((c) => sql`${sql.lit(c)}, p.${sql.ref(c)}`))
+  const now = postgres ? sql`(select json_build_object(${fields})::text from insight_phase_runs p where p.phase_run_id = u.phase_run_id)` : sql`(select json_object(${fields}) from insight_phase_runs p where p.phase_run_id = u.phase_run_id)`
+  const { rows } = await sql<Record<string, unknown> & { key: string; samples: string | null; old: string | null; now: string | null; noted: number }>`select ${key} as key,
+      ${sql.join(SUMS.map((column) => sql`sum(${sql.ref(column)}) as ${sql.ref(column)}`))}, ${joinSamples(db, sql`decision_samples`, false)} as samples,
+      null as old, null as now, 0 as noted
     from ${sql.table(source.table)} where workspace_id = ${scope.workspaceId}${scoped} and ${period} >= ${from} and ${period} < ${to}${agent}
-    group by ${key} having sum(phase_runs) > 0`.execute(db)
-  return new Map(rows.map((row) => [row.key, sumsOf(row, row.samples, '', '')]))
+    group by ${key} having sum(phase_runs) > 0
+    union all
+    select ${noteKey} as key, ${sql.join(SUMS.map((column) => sql`null as ${sql.ref(column)}`))},
+      (select ${joinSamples(db, sql`w.decision_ms`, true)} from insight_waits w where w.phase_run_id = u.phase_run_id and w.seq > u.old_wait_seq and w.decision_ms is not null) as samples,
+      u.old as old, ${now} as now, 1 as noted
+    from insight_unfolded u where u.workspace_id = ${scope.workspaceId} and u.started_at >= ${from} and u.started_at < ${to}${scope.agentId ? sql` and u.agent_id = ${scope.agentId}` : sql``}${noteScoped}`.execute(db)
+  const sums = new Map<string, Sums>()
+  for (const row of rows) {
+    if (Number(row.noted) === 0) {
+      addSums(sums, new Map([[row.key, sumsOf(row, row.samples, '', '')]]))
+      continue
+    }
+    // A note with no row before or now (none is left so: a row and its note are written together) adds nothing.
+    if (row.old === null && row.now === null) continue
+    const was = row.old === null ? null : dayContribution(JSON.parse(row.old) as InsightPhaseRunTable)
+    const is = row.now === null ? null : dayContribution(JSON.parse(row.now) as InsightPhaseRunTable)
+    const change = Object.fromEntries(SUMS.map((column) => [column, (is?.[column] ?? 0) - (was?.[column] ?? 0)]))
+    addSums(sums, new Map([[row.key, sumsOf(change, row.samples, '', '')]]))
+  }
+  return sums
 }
+
+/** The columns of a per-phase-run row a rollup sums (day-rollup.ts dayContribution reads them). */
+const ROW_FIELDS = [
+  'gated', 'answered', 'approved', 'revised', 'rejected', 'expired', 'overridden', 'tool_auto', 'tool_approved', 'tool_denied', 'tool_failed', 'questions',
+  'input_tokens', 'output_tokens', 'cost_usd', 'run_failed',
+] as const satisfies ReadonlyArray<keyof InsightPhaseRunTable>
 
 function sumsOf(row: Record<string, unknown>, samples: string | null, triggerName: string, phaseName: string): Sums {
   return { ...(Object.fromEntries(SUMS.map((column) => [column, n(row[column])])) as Record<(typeof SUMS)[number], number>), samples: samples ? [samples] : [], triggerName, phaseName }
@@ -177,7 +217,10 @@ export function sourcesOf(scope: Scope, grouping: Grouping): { rollup: (RollupSo
 export async function sumsBy(db: Kysely<Database>, scope: Scope, grouping: Grouping): Promise<Map<string, Sums>> {
   const sources = sourcesOf(scope, grouping)
   const sums = new Map<string, Sums>()
-  if (sources.rollup) addSums(sums, await rollupSums(db, scope, sources.rollup, sources.rollup.from, sources.rollup.to, grouping))
+  const rollup = sources.rollup
+  if (rollup) {
+    addSums(sums, await rollupSums(db, scope, rollup, rollup.from, rollup.to, grouping))
+  }
   for (const part of sources.rows) addSums(sums, await rowSums(db, { ...scope, ...part }, grouping))
   return sums
 }

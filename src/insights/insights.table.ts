@@ -50,7 +50,8 @@ export interface InsightWaitTable {
 
 /**
  * The sums of one agent's per-phase-run rows whose phase run started on one UTC `day` (YYYY-MM-DD), kept by the
- * engine with them (deltas, in the same transaction); read for the whole days of a scorecard's window.
+ * fold (fold.ts) from the rows' notes in insight_unfolded; read, with those notes, for the whole days of a
+ * scorecard's window.
  */
 export interface InsightAgentDayTable {
   workspace_id: string
@@ -92,3 +93,18 @@ export type InsightAgentHourTable = Omit<InsightAgentDayTable, 'day'> & { hour: 
  * cycle's), UTC day and agent: the whole days of a list or daily series filtered by a stream or a cycle.
  */
 export type InsightScopeDayTable = InsightAgentDayTable & { scope: string }
+
+/**
+ * A phase run whose row changed since the fold last added it to the summed rows: its keys (fixed for a phase run),
+ * its row as it was then (`old`, JSON; null when new) and the last `seq` of its wait rows then (-1: none).
+ */
+export interface InsightUnfoldedTable {
+  phase_run_id: string
+  workspace_id: string
+  agent_id: string
+  stream_id: string
+  cycle_id: string
+  started_at: string
+  old: string | null
+  old_wait_seq: number
+}

@@ -1,17 +1,15 @@
 // The scorecard rollups, kept by the run engine in the transaction of the change that moves them: machine.ts
 // persistRun notes the waits open before it writes (their start lives in the phase's deadlines and toolWaits,
 // which the clocks clear), then rewrites the rollup row of every phase run the change moved and adds the wait it
-// ended (the tool-call counts from the phase run's calls, read through tool_calls' run index), and adds the
-// difference to the summed rollups per day, hour and stream or cycle (day-rollup.ts). It also tells the metrics
-// and the traces (events.ts) of the decisions, ended waits, settled tasks and finished runs.
-import { PostgresAdapter, type Expression, type Kysely, type QueryCreator } from 'kysely'
-import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres'
-import { keptOrMade } from '../kept.js'
+// ended (the tool-call counts from the phase run's calls, read through tool_calls' run index), with a note of the
+// change (insight_unfolded) from which the fold (fold.ts) moves the summed rollups per day, hour and stream or
+// cycle (day-rollup.ts) later, off the run's path. It also tells the metrics and the traces (events.ts) of the
+// decisions, ended waits, settled tasks and finished runs.
+import { PostgresAdapter, sql, type Expression, type Kysely, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { InsightPhaseRunTable } from './insights.table.js'
 import { endedWaits, isCounted, phaseRow, waitRow, type PhaseLike, type RunLike } from './rollup-rows.js'
-import { addArity, addParameters, addQuery, decisionTimeAdded, phaseRowMoved, rollupAdds, type Rollup } from './day-rollup.js'
 import { emitInsight, tracesListen, type DecidedBy, type WaitOutcome } from './events.js'
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000'
@@ -72,8 +70,9 @@ async function decisionWaitEnded(t: InsightTransition, run: RunLike & { finished
   const ended = wait && wait.seq === phase.decisions.length - 1 && wait.at >= since ? wait : undefined
   if (ended && isCounted(phase)) {
     const row = waitRow(t.workspaceId, run, phase, ended, since)
-    const added = await t.db.insertInto('insight_waits').values(row).onConflict((oc) => oc.columns(['phase_run_id', 'seq']).doNothing()).returning('seq').executeTakeFirst()
-    if (added && row.decision_ms !== null) await decisionTimeAdded(t.db, row, Number(row.decision_ms))
+    // The summed rows take its decision time from the fold: the phase run's note (written with its row, just
+    // before) holds the last wait row before this one.
+    await t.db.insertInto('insight_waits').values(row).onConflict((oc) => oc.columns(['phase_run_id', 'seq']).doNothing()).execute()
   }
   let outcome: WaitOutcome = 'cancel'
   let decidedBy: string[] = []
@@ -92,7 +91,6 @@ async function decisionWaitEnded(t: InsightTransition, run: RunLike & { finished
 // Compiled once (db/prepared.ts): they run for every phase a change moves, and building and compiling them each
 // time cost more than running them. The tool-call counts are the phase run's calls counted here (phaseRow): five
 // count subqueries in the upsert cost SQLite about 100 µs a row where this select costs a few.
-const selectPhaseRow = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_phase_runs').selectAll().where('phase_run_id', '=', id))
 const callsOf = (db: QueryCreator<Database>, runId: Expression<string>, phaseRunId: Expression<string>) =>
   db.selectFrom('tool_calls').select(['phase_run_id', 'name', 'status', 'approval']).where('run_id', '=', runId).where('phase_run_id', '=', phaseRunId)
 const selectCalls = prepared(2, (db, runId: Expression<string>, phaseRunId: Expression<string>) => callsOf(db, runId, phaseRunId))
@@ -109,47 +107,57 @@ const upsertQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>
     .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(COLUMNS.filter((c) => c !== 'phase_run_id').map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
 const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => upsertQuery(db, args))
 
-// PostgreSQL: every statement is a round trip, so a phase's move takes two: its old row and its calls in one
-// select, then its row and its rollups' adds in one statement (the adds as data-modifying WITH queries), compiled
-// once for each set of rollups a move adds to.
-const selectBefore = prepared(2, (db, runId: Expression<string>, phaseRunId: Expression<string>) =>
-  db.selectNoFrom((eb) => [
-    // Its columns named, not `*`: the statement is then prepared by name on each connection (db/connect.ts).
-    jsonObjectFrom(eb.selectFrom('insight_phase_runs').select(COLUMNS).where('phase_run_id', '=', phaseRunId)).as('old'),
-    jsonArrayFrom(callsOf(eb as unknown as QueryCreator<Database>, runId, phaseRunId)).as('calls'),
-  ]),
-)
-const writers = new Map<string, (db: Kysely<Database>, ...args: unknown[]) => Promise<unknown[]>>()
-function writerOf(rollups: Rollup[]) {
-  const arity = COLUMNS.length + rollups.reduce((n, rollup) => n + addArity(rollup), 0)
-  return prepared<unknown[], unknown>(arity, (db, ...args: Array<Expression<unknown>>) => {
-    let creator = db as QueryCreator<Database>
-    let offset = COLUMNS.length
-    for (const [i, rollup] of rollups.entries()) {
-      const own = args.slice(offset, (offset += addArity(rollup)))
-      creator = creator.with(`add_${i}`, (qc) => addQuery(qc as QueryCreator<Database>, rollup, own) as never) as unknown as QueryCreator<Database>
-    }
-    return upsertQuery(creator, args.slice(0, COLUMNS.length))
-  })
+// The note of a phase run whose row changes (fold.ts adds the change to the summed rows later): its keys, its row
+// as it was (JSON) and the last of its wait rows, both read before this change writes them. A note already there
+// stays as it is (what the summed rows hold is still its `old`); the update that keeps it takes its row lock on
+// PostgreSQL, so a fold that holds the note makes this change wait for it (fold.ts, "Why it is exact").
+const NOTE_KEYS = ['phase_run_id', 'workspace_id', 'agent_id', 'stream_id', 'cycle_id', 'started_at'] as const
+const noteQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>>, begun: boolean, postgres: boolean) => {
+  const id = args[0] as Expression<string>
+  const fields = sql.join(COLUMNS.map((c) => sql`${sql.lit(c)}, ${sql.ref(c)}`))
+  const old = begun
+    ? sql<string | null>`null`
+    : postgres
+      ? sql<string | null>`(select json_build_object(${fields})::text from insight_phase_runs where phase_run_id = ${id})`
+      : sql<string | null>`(select json_object(${fields}) from insight_phase_runs where phase_run_id = ${id})`
+  const oldWaitSeq = begun ? sql<number>`-1` : sql<number>`coalesce((select max(seq) from insight_waits where phase_run_id = ${id}), -1)`
+  return db
+    .insertInto('insight_unfolded')
+    .values({ ...(Object.fromEntries(NOTE_KEYS.map((c, i) => [c, args[i]])) as Record<(typeof NOTE_KEYS)[number], never>), old, old_wait_seq: oldWaitSeq })
+    .onConflict((oc) => oc.column('phase_run_id').doUpdateSet({ old: (eb) => eb.ref('insight_unfolded.old') }))
+}
+const noteOf = (begun: boolean) =>
+  prepared<unknown[], never>(NOTE_KEYS.length, (db, ...args: Array<Expression<unknown>>) => noteQuery(db, args, begun, db.getExecutor().adapter instanceof PostgresAdapter))
+const NOTES = { begun: noteOf(true), moved: noteOf(false) }
+// PostgreSQL: every statement is a round trip, so the note and the row are one statement (the note a
+// data-modifying WITH query, which reads the row as it was before the statement).
+const writerOf = (begun: boolean) =>
+  prepared<unknown[], never>(NOTE_KEYS.length + COLUMNS.length, (db, ...args: Array<Expression<unknown>>) =>
+    upsertQuery(db.with('note', (qc) => noteQuery(qc as QueryCreator<Database>, args.slice(0, NOTE_KEYS.length), begun, true) as never) as unknown as QueryCreator<Database>, args.slice(NOTE_KEYS.length)),
+  )
+const WRITERS = { begun: writerOf(true), moved: writerOf(false) }
+
+/**
+ * Rewrites the phase run's row and notes the change for the fold. `begun`: the phase left `pending`, so it has no
+ * row, no wait row and no tool call yet (a phase run's id is new with its run, and no move leads back to
+ * `pending`, transitions.ts), and none is read.
+ */
+async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: RunLike, phase: PhaseLike & { startedAt: string }, begun: boolean): Promise<void> {
+  const row = phaseRow(workspaceId, run, phase, begun ? [] : await selectCalls(db, run.id, phase.id))
+  const kind = begun ? 'begun' : 'moved'
+  const note = NOTE_KEYS.map((c) => row[c])
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await WRITERS[kind](db, ...note, ...COLUMNS.map((c) => row[c]))
+    return
+  }
+  await noteChange(db, row, begun)
+  await upsertRow(db, ...COLUMNS.map((c) => row[c]))
 }
 
 /**
- * Rewrites the phase run's row and moves its contribution in the summed rows. `begun`: the phase left `pending`, so
- * it has no row and no tool call yet (a phase run's id is new with its run, and no move leads back to `pending`,
- * transitions.ts), and neither is read.
+ * Notes a change of a phase run's row for the fold, as the engine does just before it writes the row (`begun`:
+ * the row is new); for code that writes per-phase-run rows itself (the tests).
  */
-async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: RunLike, phase: PhaseLike & { startedAt: string }, begun: boolean): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    const [before] = begun ? [{ old: null, calls: [] }] : await selectBefore(db, run.id, phase.id)
-    const row = phaseRow(workspaceId, run, phase, before!.calls)
-    const adds = rollupAdds((before!.old ?? undefined) as InsightPhaseRunTable | undefined, row)
-    const rollups = adds.map((add) => add.rollup)
-    const write = keptOrMade(writers, rollups.map((rollup) => rollup.table).join(' '), 32, () => writerOf(rollups))
-    await write(db, ...COLUMNS.map((c) => row[c]), ...adds.flatMap(addParameters))
-    return
-  }
-  const row = phaseRow(workspaceId, run, phase, begun ? [] : await selectCalls(db, run.id, phase.id))
-  const [old] = begun ? [] : await selectPhaseRow(db, phase.id)
-  await upsertRow(db, ...COLUMNS.map((c) => row[c]))
-  await phaseRowMoved(db, old, row)
+export async function noteChange(db: Kysely<Database>, row: Pick<InsightPhaseRunTable, (typeof NOTE_KEYS)[number]>, begun: boolean): Promise<void> {
+  await NOTES[begun ? 'begun' : 'moved'](db, ...NOTE_KEYS.map((c) => row[c]))
 }

@@ -1,14 +1,16 @@
 // The day rollups (docs/insights.md) on both databases: per-phase-run and wait rows over several days, written and
-// then rewritten through the engine's own delta functions, give the list and the day series exactly the figures
-// computed here from those rows — for windows of whole days (read from the day rollups), windows cutting days at
-// either end (their partial days read from the rows) and windows inside one day; and the migration's backfill
-// makes the same day rows as the deltas.
+// then rewritten with the engine's own notes and folded now and then in small batches, give the list and the day
+// series exactly the figures computed here from those rows — for windows of whole days (read from the day
+// rollups, a day with a change not folded yet from its rows), windows cutting days at either end (their partial
+// days read from the rows) and windows inside one day — with changes not folded yet and once all are; and the
+// migration's backfill makes the same day rows as the fold.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
-import { decisionTimeAdded, phaseRowMoved } from '../../src/insights/day-rollup.js'
+import { noteChange } from '../../src/insights/rollup.js'
+import { foldAll, foldBatch } from '../../src/insights/fold.js'
 import type { InsightPhaseRunTable, InsightWaitTable } from '../../src/insights/insights.table.js'
 import { backfillAgentDays } from '../../src/db/migrations/0125_insight_agent_days.js'
 import { expectedFigures as expected, figuresOnly, random } from './expected.js'
@@ -28,7 +30,8 @@ for (const dialect of dialects()) {
     const waits: InsightWaitTable[] = []
 
     before(async () => {
-      app = await build(dialect)
+      // No fold of its own: the test folds when it means to.
+      app = await build(dialect, { TANDEM_INSIGHTS_FOLD_MS: '0' })
       workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       const db = app.database.db
       const next = random(37)
@@ -43,8 +46,10 @@ for (const dialect of dialects()) {
           tool_auto: Math.floor(next() * 3), tool_approved: 0, tool_denied: 0, tool_failed: 0, questions: 0,
           input_tokens: 100, output_tokens: 20, cost_usd: next() < 0.3 ? null : Math.floor(next() * 5000) * 1e-6, run_failed: next() < 0.05 ? 1 : 0,
         }
+        await noteChange(db, row, true)
         await db.insertInto('insight_phase_runs').values(row).execute()
-        await phaseRowMoved(db, undefined, row)
+        // Now and then a small fold: some rows are then noted again with the row the summed rows counted.
+        if (i % 7 === 3) await foldBatch(db, 3)
         // The engine rewrites the row as the phase moves: revises, its outcome, tool calls, a cost that grows.
         const moved: InsightPhaseRunTable = {
           ...row,
@@ -54,8 +59,8 @@ for (const dialect of dialects()) {
           input_tokens: 300, output_tokens: 60, cost_usd: next() < 0.2 ? null : Math.floor(next() * 9000) * 1e-6,
         }
         const { phase_run_id: _id, ...rest } = moved
+        await noteChange(db, moved, false)
         await db.updateTable('insight_phase_runs').set(rest).where('phase_run_id', '=', row.phase_run_id).execute()
-        await phaseRowMoved(db, row, moved)
         rows.push(moved)
         const ended = [...Array<'revised'>(moved.revised).fill('revised'), ...(outcome === 0 ? ['approved'] : outcome === 1 ? ['rejected'] : outcome === 2 ? ['expired'] : [])] as InsightWaitTable['outcome'][]
         for (const [seq, o] of ended.entries()) {
@@ -64,9 +69,10 @@ for (const dialect of dialects()) {
             phase_id: row.phase_id, started_at: row.started_at, outcome: o, decision_ms: o === 'expired' ? null : Math.floor(next() * HOUR), ended_at: row.started_at,
           }
           await db.insertInto('insight_waits').values(wait).execute()
-          if (wait.decision_ms !== null) await decisionTimeAdded(db, wait, Number(wait.decision_ms))
           waits.push(wait)
         }
+        // A fold after the waits (the engine writes a wait row in the transaction that notes its phase run).
+        if (next() < 0.1) await foldBatch(db, 2)
       }
       rows = rows.sort((a, b) => (a.started_at < b.started_at ? -1 : 1))
       assert.ok(new Set(rows.map((r) => r.started_at.slice(0, 10))).size >= 5, 'rows on several days')
@@ -85,7 +91,10 @@ for (const dialect of dialects()) {
       ['across one midnight, no whole day', base + 2 * DAY + 20 * HOUR, base + 3 * DAY + 4 * HOUR],
     ]
 
-    it('the list: every figure as computed from the rows, whatever days the window cuts', async () => {
+    const notes = async () => Number((await app.database.db.selectFrom('insight_unfolded').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+    const dayRows = async () => Number((await app.database.db.selectFrom('insight_agent_days').select((eb) => eb.fn.countAll().as('n')).where('phase_runs', '>', 0).executeTakeFirstOrThrow()).n)
+
+    async function checkList() {
       for (const [name, from, to] of windows) {
         const res = await send(app, 'GET', `/api/insights/agents?from=${iso(from)}&to=${iso(to)}`)
         assert.equal(res.statusCode, 200, res.body)
@@ -97,9 +106,9 @@ for (const dialect of dialects()) {
           assert.deepEqual(figuresOnly(row), expected(inWindow(rows, from, to, agentId), inWindow(waits, from, to, agentId)), `${name}, ${agentId}`)
         }
       }
-    })
+    }
 
-    it('the detail: the row and each day bucket as computed from the rows', async () => {
+    async function checkDetail() {
       const agentId = agents[1]!
       for (const [name, from, to] of windows.filter(([, f, t]) => t - f > 72 * HOUR)) {
         const res = await send(app, 'GET', `/api/insights/agents/${agentId}?from=${iso(from)}&to=${iso(to)}&bucket=day`)
@@ -113,9 +122,24 @@ for (const dialect of dialects()) {
           assert.deepEqual(figuresOnly(bucket), expected(inWindow(rows, start, end, agentId), inWindow(waits, start, end, agentId)), `${name}, ${bucket.start}`)
         }
       }
+    }
+
+    it('the list and the detail, with some changes not folded yet: every figure as computed from the rows, whatever days the window cuts', async () => {
+      // Both kinds of day are there: some summed and noted again since, some summed and not.
+      assert.ok((await notes()) > 10, `${await notes()} notes`)
+      assert.ok((await dayRows()) > 5, `${await dayRows()} day rows`)
+      await checkList()
+      await checkDetail()
     })
 
-    it('the backfill makes the same day rows as the engine', async () => {
+    it('the list and the detail once every change is folded: the same figures, from the day rows', async () => {
+      await foldAll(app.database.db)
+      assert.equal(await notes(), 0)
+      await checkList()
+      await checkDetail()
+    })
+
+    it('the backfill makes the same day rows as the fold', async () => {
       const db = app.database.db
       const read = async () =>
         (await db.selectFrom('insight_agent_days').selectAll().orderBy('agent_id').orderBy('day').execute()).map(({ decision_samples, cost, gated_cost, ...sums }) => ({
@@ -126,6 +150,7 @@ for (const dialect of dialects()) {
           gated_cost: usd(gated_cost),
           samples: decision_samples.split(',').slice(0, -1).map(Number).sort((a, b) => a - b),
         }))
+      await foldAll(db)
       const engine = await read()
       assert.equal(engine.length > 10, true, `${engine.length} day rows`)
       await backfillAgentDays(db)

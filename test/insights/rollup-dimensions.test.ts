@@ -1,16 +1,19 @@
 // The hour and stream-or-cycle rollups (docs/insights.md) on both databases: a varied history of per-phase-run and
-// wait rows over several days, in two streams of two cycles each, written and rewritten through the engine's own
-// delta functions (a phase run moving to another hour or agent too), gives lists filtered by stream, by cycle and
-// by both, hourly and daily series (filtered or not), the breakdown and the detail's row exactly the figures
-// computed here from those rows, whatever periods the window cuts; the migration's backfill makes the same rollup
-// rows as the deltas; and the engine, moving real runs, keeps the same rows as the backfill makes from its own.
+// wait rows over several days, in two streams of two cycles each, written and rewritten with the engine's own
+// notes and folded now and then (in the first part, a phase run moving to another hour or agent too, all folded
+// before any reading: the engine never moves one, the fold still takes it out of its old rows), gives lists filtered by stream, by cycle and by both,
+// hourly and daily series (filtered or not), the breakdown and the detail's row exactly the figures computed here
+// from those rows, whatever periods the window cuts, with changes not folded yet and once all are; the
+// migration's backfill makes the same rollup rows as the fold; and the engine, moving real runs, leaves notes from
+// which the fold makes the same rows as the backfill makes from its own.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { createAgent, createStream } from '../runs/setup.js'
-import { decisionTimeAdded, phaseRowMoved } from '../../src/insights/day-rollup.js'
+import { noteChange } from '../../src/insights/rollup.js'
+import { foldAll, foldBatch } from '../../src/insights/fold.js'
 import type { InsightPhaseRunTable, InsightWaitTable } from '../../src/insights/insights.table.js'
 import { backfillRollupDimensions } from '../../src/db/migrations/0137_insight_rollup_dimensions.js'
 import { expectedFigures, figuresOnly, random } from './expected.js'
@@ -49,7 +52,8 @@ for (const dialect of dialects()) {
     const waits: InsightWaitTable[] = []
 
     before(async () => {
-      app = await build(dialect)
+      // No fold of its own: the test folds when it means to.
+      app = await build(dialect, { TANDEM_INSIGHTS_FOLD_MS: '0' })
       workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
       agents = [await createAgent(app, { name: 'A' }), await createAgent(app, { name: 'B' }), await createAgent(app, { name: 'C' })]
       for (const name of ['Docs', 'Billing']) streams.push(await createStream(app, name))
@@ -75,11 +79,12 @@ for (const dialect of dialects()) {
           tool_auto: Math.floor(next() * 3), tool_approved: 0, tool_denied: 0, tool_failed: 0, questions: 0,
           input_tokens: 100, output_tokens: 20, cost_usd: next() < 0.3 ? null : Math.floor(next() * 5000) * 1e-6, run_failed: next() < 0.05 ? 1 : 0,
         }
+        await noteChange(db, row, true)
         await db.insertInto('insight_phase_runs').values(row).execute()
-        await phaseRowMoved(db, undefined, row)
+        if (i % 9 === 4) await foldBatch(db, 6)
         // The engine rewrites the row as the phase moves; a few move to another hour or agent, which takes their
         // sums out of the rollup rows they were in.
-        const elsewhere = next() < 0.1
+        const elsewhere = i < 60 && next() < 0.15
         const moved: InsightPhaseRunTable = {
           ...row,
           started_at: elsewhere ? iso(Math.min(Date.now() - 1, Date.parse(row.started_at) + HOUR + Math.floor(next() * HOUR))) : row.started_at,
@@ -90,8 +95,8 @@ for (const dialect of dialects()) {
           input_tokens: 300, output_tokens: 60, cost_usd: next() < 0.2 ? null : Math.floor(next() * 9000) * 1e-6,
         }
         const { phase_run_id: _id, ...rest } = moved
+        await noteChange(db, moved, false)
         await db.updateTable('insight_phase_runs').set(rest).where('phase_run_id', '=', row.phase_run_id).execute()
-        await phaseRowMoved(db, row, moved)
         rows.push(moved)
         const ended = [...Array<'revised'>(moved.revised).fill('revised'), ...(outcome === 0 ? ['approved'] : outcome === 1 ? ['rejected'] : outcome === 2 ? ['expired'] : [])] as InsightWaitTable['outcome'][]
         for (const [seq, o] of ended.entries()) {
@@ -100,9 +105,10 @@ for (const dialect of dialects()) {
             phase_id: row.phase_id, started_at: moved.started_at, outcome: o, decision_ms: o === 'expired' ? null : Math.floor(next() * HOUR), ended_at: moved.started_at,
           }
           await db.insertInto('insight_waits').values(wait).execute()
-          if (wait.decision_ms !== null) await decisionTimeAdded(db, wait, Number(wait.decision_ms))
           waits.push(wait)
         }
+        // The moves are folded before any reading (the engine never moves a phase run's keys).
+        if (i === 60) await foldAll(db)
       }
       rows = rows.sort((a, b) => (a.started_at < b.started_at ? -1 : 1))
       assert.ok(rows.some((r) => r.started_at.slice(0, 13) !== rows[0]!.started_at.slice(0, 13)), 'rows in several hours')
@@ -133,7 +139,9 @@ for (const dialect of dialects()) {
       ['a stream and a cycle of the other', { streamId: streams[0], cycleId: cycles[1]!.id }],
     ]
 
-    it('lists filtered by stream, cycle or both: every figure as computed from the rows', async () => {
+    const notes = async () => Number((await app.database.db.selectFrom('insight_unfolded').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+
+    async function checkLists() {
       for (const [window, from, to] of windows()) {
         for (const [name, filter] of filters()) {
           const res = await send(app, 'GET', `/api/insights/agents?${query(from, to, filter)}`)
@@ -146,9 +154,9 @@ for (const dialect of dialects()) {
       }
       const none = await send(app, 'GET', `/api/insights/agents?${query(base, Date.now() + 1, { streamId: streams[0], cycleId: cycles[1]!.id })}`)
       assert.deepEqual(none.json().data, [], 'a cycle of another stream: nothing')
-    })
+    }
 
-    it('the detail, hourly and daily, filtered or not: the row, each bucket and the breakdown as computed from the rows', async () => {
+    async function checkDetails() {
       let buckets = 0
       for (const agentId of agents) {
         for (const [window, from, to] of windows()) {
@@ -175,9 +183,23 @@ for (const dialect of dialects()) {
         }
       }
       assert.ok(buckets > 100, `${buckets} buckets with answers`)
+    }
+
+    it('lists filtered by stream, cycle or both, and the detail, with some changes not folded yet: every figure as computed from the rows', async () => {
+      assert.ok((await notes()) > 30, `${await notes()} notes`)
+      await checkLists()
+      await checkDetails()
     })
 
-    it('the backfill makes the same hour and stream-or-cycle rows as the engine\'s deltas', async () => {
+    it('the same once every change is folded, from the summed rows', async () => {
+      await foldAll(app.database.db)
+      assert.equal(await notes(), 0)
+      await checkLists()
+      await checkDetails()
+    })
+
+    it('the backfill makes the same hour and stream-or-cycle rows as the fold', async () => {
+      await foldAll(app.database.db)
       const engine = { hours: await rollupRows(app, 'insight_agent_hours'), scopes: await rollupRows(app, 'insight_scope_days') }
       assert.ok(engine.hours.length > 50 && engine.scopes.length > 30, `${engine.hours.length} hour rows, ${engine.scopes.length} scope rows`)
       await backfillRollupDimensions(app.database.db)
@@ -188,12 +210,15 @@ for (const dialect of dialects()) {
   describe(`hour and stream-or-cycle rollups kept by the engine (${dialect})`, () => {
     let app: FastifyInstance
     before(async () => {
-      app = await build(dialect)
+      app = await build(dialect, { TANDEM_INSIGHTS_FOLD_MS: '0' })
       await buildHistory(app)
     })
     after(async () => app.close())
 
-    it('moving real runs (a quorum, revise → approve, a reject, an expiry, a cancel, a failure, tool calls) keeps the rows the backfill makes', async () => {
+    it('moving real runs (a quorum, revise → approve, a reject, an expiry, a cancel, a failure, tool calls) leaves notes the fold makes the backfill\'s rows of', async () => {
+      const db = app.database.db
+      assert.ok(Number((await db.selectFrom('insight_unfolded').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n) > 0, 'the runs left notes')
+      await foldAll(db)
       const engine = { hours: await rollupRows(app, 'insight_agent_hours'), scopes: await rollupRows(app, 'insight_scope_days') }
       assert.ok(engine.hours.length >= 2 && engine.scopes.length >= 4, `${engine.hours.length} hour rows, ${engine.scopes.length} scope rows`)
       await backfillRollupDimensions(app.database.db)

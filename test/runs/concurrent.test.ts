@@ -1,16 +1,21 @@
 // Many runs of one agent on one stream at once, on both databases: every start is a 201, every run ends, and
-// each phase's answer is posted once. On PostgreSQL a run's change appends to the stream (locking it) before it
-// writes the agent's shared scorecard rollup rows, the order an answer takes too; in the other order two such
-// transactions deadlock (40P01) and the request that starts a run answers 500.
+// each phase's answer is posted once (on PostgreSQL two transactions that took the rows they share in different
+// orders would deadlock, 40P01, and the request that starts a run would answer 500). The scorecards' fold runs every
+// 10 ms meanwhile, taking the runs' notes as they come (on PostgreSQL skipping those a run's transaction holds):
+// once it has taken the last, the summed rollups are what the backfill makes from the per-phase-run rows.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, type AgentServer } from './agent-server.js'
 import { createAgent, createCycle, createStream, runIn } from './setup.js'
+import { foldAll } from '../../src/insights/fold.js'
+import { backfillAgentDays } from '../../src/db/migrations/0125_insight_agent_days.js'
+import { backfillRollupDimensions } from '../../src/db/migrations/0137_insight_rollup_dimensions.js'
 
 const CLIENTS = 32
 const RUNS = 128
+const usd = (value: number) => Math.round(Number(value) * 1e9) / 1e9
 
 for (const dialect of dialects()) {
   describe(`concurrent runs of one agent on one stream (${dialect})`, () => {
@@ -18,7 +23,7 @@ for (const dialect of dialects()) {
     let agent: AgentServer
 
     before(async () => {
-      app = await build(dialect, { TANDEM_WORKERS: '8', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' })
+      app = await build(dialect, { TANDEM_WORKERS: '8', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_INSIGHTS_FOLD_MS: '10' })
       agent = await startAgentServer()
     })
     after(async () => {
@@ -53,6 +58,26 @@ for (const dialect of dialects()) {
         cursor = page.json().nextCursor
       }
       assert.equal(answers, RUNS * 2, 'one message per phase')
+
+      const db = app.database.db
+      const during = await db.selectFrom('insight_agent_days').select('phase_runs').execute()
+      assert.ok(during.some((row) => row.phase_runs > 0), 'the fold ran while the runs did')
+      await foldAll(db)
+      const sums = async () => {
+        const read = async (table: 'insight_agent_days' | 'insight_agent_hours' | 'insight_scope_days') =>
+          (await db.selectFrom(table).selectAll().execute())
+            .filter((row) => Number(row.phase_runs) !== 0)
+            .map(({ cost, gated_cost, decision_samples, ...row }) =>
+              JSON.stringify({ ...row, input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens), cost: usd(cost), gatedCost: usd(gated_cost), samples: decision_samples.length }),
+            )
+            .sort()
+        return { days: await read('insight_agent_days'), hours: await read('insight_agent_hours'), scopes: await read('insight_scope_days') }
+      }
+      const folded = await sums()
+      assert.equal(folded.days.reduce((n, row) => n + (JSON.parse(row) as { phase_runs: number }).phase_runs, 0), RUNS * 2, 'every phase run counted once')
+      await backfillAgentDays(db)
+      await backfillRollupDimensions(db)
+      assert.deepEqual(await sums(), folded)
     })
   })
 }

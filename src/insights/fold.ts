@@ -1,0 +1,101 @@
+// The fold: moves the summed rollups (day-rollup.ts) by the changes the run engine noted (rollup.ts), in batches
+// off the run's path. A note holds a phase run's row as the summed rows count it (`old`) and the last of its wait
+// rows they count (`old_wait_seq`); the fold adds the row as it is now minus `old`, appends the decision times of
+// the wait rows after `old_wait_seq`, and removes the notes, in one transaction. Every instance folds every second.
+//
+// Why it is exact. A reader (figures.ts) reads the summed rows and, in the same statement, adds what each note in
+// their periods changes (the row now minus `old`, the waits after `old_wait_seq`); so the summed rows plus the notes
+// must account for every row at every moment. A change writes a phase run's row and its note in one transaction,
+// the note read as the row was (or kept when one is there, still holding what the summed rows count); a fold adds
+// a note's change and removes the note in one transaction. On PostgreSQL a fold takes its notes FOR UPDATE SKIP LOCKED
+// and reads their rows in the same statement: a change in flight holds its note's lock (the fold skips it), and a
+// change that begins after waits on the fold's lock, then writes a new note whose `old` is the row the fold read.
+// Two folds never take the same note, and add to the summed rows in one order (mergedAdds), so they cannot
+// deadlock each other; the adds are sums (`value = value + change`), so neither loses the other's.
+import type { FastifyBaseLogger } from 'fastify'
+import { PostgresAdapter, sql, type Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { applyAdd, mergedAdds, removalAdds, rollupAdds, sampleAdds, type Add } from './day-rollup.js'
+import type { InsightPhaseRunTable, InsightUnfoldedTable } from './insights.table.js'
+
+/** How many notes one fold's transaction takes at most. */
+export const FOLD_BATCH = 500
+const EVERY_MS = 1000
+
+interface Noted extends InsightUnfoldedTable {
+  /** The phase run's row now, as JSON (null: gone). */
+  row: string | null
+}
+
+/**
+ * Folds up to `limit` notes into the summed rollups in one transaction; returns how many it took. Notes another
+ * transaction holds (PostgreSQL) are left for the next fold.
+ */
+export async function foldBatch(db: Kysely<Database>, limit = FOLD_BATCH): Promise<number> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  return db.transaction().execute(async (trx) => {
+    const { rows: notes } = postgres
+      ? await sql<Noted>`select u.*, (select row_to_json(p)::text from insight_phase_runs p where p.phase_run_id = u.phase_run_id) as row
+          from insight_unfolded u order by u.phase_run_id limit ${limit} for update of u skip locked`.execute(trx)
+      : await sql<Noted>`select u.*, (select json_object(${sql.join(COLUMN_PAIRS)}) from insight_phase_runs p where p.phase_run_id = u.phase_run_id) as row
+          from insight_unfolded u order by u.phase_run_id limit ${limit}`.execute(trx)
+    if (notes.length === 0) return 0
+    const ids = notes.map((note) => note.phase_run_id)
+    const waits = await trx.selectFrom('insight_waits').select(['phase_run_id', 'seq', 'decision_ms']).where('phase_run_id', 'in', ids).where('decision_ms', 'is not', null).execute()
+    const adds: Add[] = []
+    for (const note of notes) {
+      const old = note.old === null ? undefined : (JSON.parse(note.old) as InsightPhaseRunTable)
+      if (note.row === null) {
+        // Its row is gone (nothing removes one today): the summed rows give it up.
+        if (old) adds.push(...removalAdds(old))
+        continue
+      }
+      const row = JSON.parse(note.row) as InsightPhaseRunTable
+      adds.push(...rollupAdds(old, row))
+      for (const wait of waits) {
+        if (wait.phase_run_id === note.phase_run_id && wait.seq > Number(note.old_wait_seq)) adds.push(...sampleAdds(row, Number(wait.decision_ms)))
+      }
+    }
+    for (const add of mergedAdds(adds)) await applyAdd(trx, add)
+    await trx.deleteFrom('insight_unfolded').where('phase_run_id', 'in', ids).execute()
+    return notes.length
+  })
+}
+
+// SQLite's json_object of the per-phase-run row (PostgreSQL has row_to_json).
+const COLUMN_PAIRS = [
+  'phase_run_id', 'workspace_id', 'agent_id', 'run_id', 'stream_id', 'cycle_id', 'trigger_name', 'phase_id', 'phase_name', 'started_at', 'gated', 'answered',
+  'approved', 'revised', 'rejected', 'expired', 'overridden', 'tool_auto', 'tool_approved', 'tool_denied', 'tool_failed', 'questions', 'input_tokens',
+  'output_tokens', 'cost_usd', 'run_failed',
+].map((c) => sql`${sql.lit(c)}, p.${sql.ref(c)}`)
+
+/** Folds every note there is (batch after batch); returns how many. */
+export async function foldAll(db: Kysely<Database>): Promise<number> {
+  let total = 0
+  for (;;) {
+    const folded = await foldBatch(db)
+    total += folded
+    if (folded < FOLD_BATCH) return total
+  }
+}
+
+/** Folds every second (unref'd) until stopped; a failed fold is logged and tried again at the next tick. */
+export function startFold(db: Kysely<Database>, log: FastifyBaseLogger, everyMs = EVERY_MS): { stop(): Promise<void> } {
+  let running: Promise<unknown> | null = null
+  let stopped = false
+  const timer = setInterval(() => {
+    // A tick while a fold still runs is skipped: the fold takes every note there is.
+    if (stopped || running) return
+    running = foldAll(db)
+      .catch((error: unknown) => log.warn({ err: error }, 'folding the scorecard rollups failed; tried again in a second'))
+      .finally(() => (running = null))
+  }, everyMs)
+  timer.unref()
+  return {
+    async stop() {
+      stopped = true
+      clearInterval(timer)
+      await running
+    },
+  }
+}
