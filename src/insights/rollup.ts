@@ -112,30 +112,39 @@ const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array
 // stays as it is (what the summed rows hold is still its `old`); the update that keeps it takes its row lock on
 // PostgreSQL, so a fold that holds the note makes this change wait for it (fold.ts, "Why it is exact").
 const NOTE_KEYS = ['phase_run_id', 'workspace_id', 'agent_id', 'stream_id', 'cycle_id', 'started_at'] as const
-const noteQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>>, begun: boolean, postgres: boolean) => {
-  const id = args[0] as Expression<string>
-  const fields = sql.join(COLUMNS.map((c) => sql`${sql.lit(c)}, ${sql.ref(c)}`))
-  const old = begun
-    ? sql<string | null>`null`
-    : postgres
-      ? sql<string | null>`(select json_build_object(${fields})::text from insight_phase_runs where phase_run_id = ${id})`
-      : sql<string | null>`(select json_object(${fields}) from insight_phase_runs where phase_run_id = ${id})`
-  const oldWaitSeq = begun ? sql<number>`-1` : sql<number>`coalesce((select max(seq) from insight_waits where phase_run_id = ${id}), -1)`
-  return db
+const FIELDS = sql.join(COLUMNS.map((c) => sql`${sql.lit(c)}, ${sql.ref(c)}`))
+const noteQuery = (db: QueryCreator<Database>, keys: Array<Expression<unknown>>, old: Expression<string | null>, oldWaitSeq: Expression<number>) =>
+  db
     .insertInto('insight_unfolded')
-    .values({ ...(Object.fromEntries(NOTE_KEYS.map((c, i) => [c, args[i]])) as Record<(typeof NOTE_KEYS)[number], never>), old, old_wait_seq: oldWaitSeq })
+    .values({ ...(Object.fromEntries(NOTE_KEYS.map((c, i) => [c, keys[i]])) as Record<(typeof NOTE_KEYS)[number], never>), old, old_wait_seq: oldWaitSeq })
     .onConflict((oc) => oc.column('phase_run_id').doUpdateSet({ old: (eb) => eb.ref('insight_unfolded.old') }))
-}
-const noteOf = (begun: boolean) =>
-  prepared<unknown[], never>(NOTE_KEYS.length, (db, ...args: Array<Expression<unknown>>) => noteQuery(db, args, begun, db.getExecutor().adapter instanceof PostgresAdapter))
-const NOTES = { begun: noteOf(true), moved: noteOf(false) }
+// What the note reads in the statement (PostgreSQL): the row as it was, as JSON, and the last of its wait rows.
+const oldRowOf = (id: Expression<string>) => sql<string | null>`(select json_build_object(${FIELDS})::text from insight_phase_runs where phase_run_id = ${id})`
+const lastWaitOf = (id: Expression<string>) => sql<number>`coalesce((select max(seq) from insight_waits where phase_run_id = ${id}), -1)`
+/** A note whose `old` and `old_wait_seq` are given (SQLite reads them first: as subqueries of the insert they cost it several times more). */
+const noteGiven = prepared<unknown[], never>(NOTE_KEYS.length + 2, (db, ...args: Array<Expression<unknown>>) =>
+  noteQuery(db, args.slice(0, NOTE_KEYS.length), args[NOTE_KEYS.length] as Expression<string | null>, args[NOTE_KEYS.length + 1] as Expression<number>),
+)
+const selectOldRow = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_phase_runs').select(sql<string>`json_object(${FIELDS})`.as('old')).where('phase_run_id', '=', id))
+const selectLastWait = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_waits').select((eb) => eb.fn.max('seq').as('seq')).where('phase_run_id', '=', id))
+/** How a change's note learns the row as it was and its last wait row: none (a new phase run), read, or read but no wait (no decision yet). */
+export type Before = 'none' | 'row' | 'row and waits'
 // PostgreSQL: every statement is a round trip, so the note and the row are one statement (the note a
 // data-modifying WITH query, which reads the row as it was before the statement).
-const writerOf = (begun: boolean) =>
-  prepared<unknown[], never>(NOTE_KEYS.length + COLUMNS.length, (db, ...args: Array<Expression<unknown>>) =>
-    upsertQuery(db.with('note', (qc) => noteQuery(qc as QueryCreator<Database>, args.slice(0, NOTE_KEYS.length), begun, true) as never) as unknown as QueryCreator<Database>, args.slice(NOTE_KEYS.length)),
-  )
-const WRITERS = { begun: writerOf(true), moved: writerOf(false) }
+const writerOf = (before: Before) =>
+  prepared<unknown[], never>(NOTE_KEYS.length + COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => {
+    const id = args[0] as Expression<string>
+    const old = before === 'none' ? sql<string | null>`null` : oldRowOf(id)
+    const seq = before === 'row and waits' ? lastWaitOf(id) : sql<number>`-1`
+    return upsertQuery(db.with('note', (qc) => noteQuery(qc as QueryCreator<Database>, args.slice(0, NOTE_KEYS.length), old, seq) as never) as unknown as QueryCreator<Database>, args.slice(NOTE_KEYS.length))
+  })
+const WRITERS: Record<Before, ReturnType<typeof writerOf>> = { none: writerOf('none'), row: writerOf('row'), 'row and waits': writerOf('row and waits') }
+const notesOnly = (before: Before) =>
+  prepared<unknown[], never>(NOTE_KEYS.length, (db, ...args: Array<Expression<unknown>>) => {
+    const id = args[0] as Expression<string>
+    return noteQuery(db, args, before === 'none' ? sql`null` : oldRowOf(id), before === 'row and waits' ? lastWaitOf(id) : sql`-1`)
+  })
+const PG_NOTES: Record<Before, ReturnType<typeof notesOnly>> = { none: notesOnly('none'), row: notesOnly('row'), 'row and waits': notesOnly('row and waits') }
 
 /**
  * Rewrites the phase run's row and notes the change for the fold. `begun`: the phase left `pending`, so it has no
@@ -144,20 +153,28 @@ const WRITERS = { begun: writerOf(true), moved: writerOf(false) }
  */
 async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: RunLike, phase: PhaseLike & { startedAt: string }, begun: boolean): Promise<void> {
   const row = phaseRow(workspaceId, run, phase, begun ? [] : await selectCalls(db, run.id, phase.id))
-  const kind = begun ? 'begun' : 'moved'
-  const note = NOTE_KEYS.map((c) => row[c])
+  // Wait rows are written for decisions (decisionWaitEnded, after this): a phase without one has none.
+  const before: Before = begun ? 'none' : phase.decisions.length === 0 ? 'row' : 'row and waits'
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await WRITERS[kind](db, ...note, ...COLUMNS.map((c) => row[c]))
+    await WRITERS[before](db, ...NOTE_KEYS.map((c) => row[c]), ...COLUMNS.map((c) => row[c]))
     return
   }
-  await noteChange(db, row, begun)
+  await noteChange(db, row, before)
   await upsertRow(db, ...COLUMNS.map((c) => row[c]))
 }
 
 /**
- * Notes a change of a phase run's row for the fold, as the engine does just before it writes the row (`begun`:
- * the row is new); for code that writes per-phase-run rows itself (the tests).
+ * Notes a change of a phase run's row for the fold, just before the row is written: `before` says what to read of
+ * it as it was (`none`: the row is new). The engine calls it; so does code that writes per-phase-run rows itself
+ * (the tests, with `row and waits`).
  */
-export async function noteChange(db: Kysely<Database>, row: Pick<InsightPhaseRunTable, (typeof NOTE_KEYS)[number]>, begun: boolean): Promise<void> {
-  await NOTES[begun ? 'begun' : 'moved'](db, ...NOTE_KEYS.map((c) => row[c]))
+export async function noteChange(db: Kysely<Database>, row: Pick<InsightPhaseRunTable, (typeof NOTE_KEYS)[number]>, before: Before): Promise<void> {
+  const keys = NOTE_KEYS.map((c) => row[c])
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await PG_NOTES[before](db, ...keys)
+    return
+  }
+  const old = before === 'none' ? null : ((await selectOldRow(db, row.phase_run_id))[0]?.old ?? null)
+  const seq = before === 'row and waits' ? ((await selectLastWait(db, row.phase_run_id))[0]?.seq ?? -1) : -1
+  await noteGiven(db, ...keys, old, seq)
 }

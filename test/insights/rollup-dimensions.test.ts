@@ -79,7 +79,7 @@ for (const dialect of dialects()) {
           tool_auto: Math.floor(next() * 3), tool_approved: 0, tool_denied: 0, tool_failed: 0, questions: 0,
           input_tokens: 100, output_tokens: 20, cost_usd: next() < 0.3 ? null : Math.floor(next() * 5000) * 1e-6, run_failed: next() < 0.05 ? 1 : 0,
         }
-        await noteChange(db, row, true)
+        await noteChange(db, row, 'none')
         await db.insertInto('insight_phase_runs').values(row).execute()
         if (i % 9 === 4) await foldBatch(db, 6)
         // The engine rewrites the row as the phase moves; a few move to another hour or agent, which takes their
@@ -95,7 +95,7 @@ for (const dialect of dialects()) {
           input_tokens: 300, output_tokens: 60, cost_usd: next() < 0.2 ? null : Math.floor(next() * 9000) * 1e-6,
         }
         const { phase_run_id: _id, ...rest } = moved
-        await noteChange(db, moved, false)
+        await noteChange(db, moved, 'row and waits')
         await db.updateTable('insight_phase_runs').set(rest).where('phase_run_id', '=', row.phase_run_id).execute()
         rows.push(moved)
         const ended = [...Array<'revised'>(moved.revised).fill('revised'), ...(outcome === 0 ? ['approved'] : outcome === 1 ? ['rejected'] : outcome === 2 ? ['expired'] : [])] as InsightWaitTable['outcome'][]
