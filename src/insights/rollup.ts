@@ -100,11 +100,15 @@ const COLUMNS = Object.keys({
   gated: 1, answered: 1, approved: 1, revised: 1, rejected: 1, expired: 1, overridden: 1, tool_auto: 1, tool_approved: 1, tool_denied: 1,
   tool_failed: 1, questions: 1, input_tokens: 1, output_tokens: 1, cost_usd: 1, run_failed: 1,
 } satisfies Record<Column, 1>) as Column[]
+// A phase run's keys (its agent, run, stream, cycle, phase and start) never change once its row is written: a move
+// sets its figures only, which no index holds (migration 0139), so SQLite rewrites no index entry for it.
+const KEYS = new Set<Column>(['phase_run_id', 'workspace_id', 'agent_id', 'run_id', 'stream_id', 'cycle_id', 'trigger_name', 'phase_id', 'phase_name', 'started_at'])
+const FIGURES = COLUMNS.filter((c) => !KEYS.has(c))
 const upsertQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>>) =>
   db
     .insertInto('insight_phase_runs')
     .values(Object.fromEntries(COLUMNS.map((c, i) => [c, args[i]])) as never)
-    .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(COLUMNS.filter((c) => c !== 'phase_run_id').map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
+    .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(FIGURES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
 const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => upsertQuery(db, args))
 
 // The note of a phase run whose row changes (fold.ts adds the change to the summed rows later): its keys, its row
