@@ -17,8 +17,30 @@ const SUMMED: Summed[] = [
   'input_tokens', 'output_tokens', 'cost', 'gated_cost',
 ]
 
+/** The columns of a per-phase-run row that the rollups sum (the rest are its keys, fixed once written). */
+export const FIGURE_COLUMNS = [
+  'gated', 'answered', 'approved', 'revised', 'rejected', 'expired', 'overridden', 'tool_auto', 'tool_approved', 'tool_denied', 'tool_failed', 'questions',
+  'input_tokens', 'output_tokens', 'cost_usd', 'run_failed',
+] as const satisfies ReadonlyArray<keyof InsightPhaseRunTable>
+export type RowFigures = Pick<InsightPhaseRunTable, (typeof FIGURE_COLUMNS)[number]>
+
+/**
+ * A row's figures as a note keeps them (insight_unfolded.old): their values in FIGURE_COLUMNS' order, joined by
+ * commas, a null cost empty. A tenth of the JSON of the row, which on SQLite made a note cost twice as much.
+ */
+export function figuresText(row: Record<(typeof FIGURE_COLUMNS)[number], unknown>): string {
+  return FIGURE_COLUMNS.map((c) => (row[c] === null || row[c] === undefined ? '' : String(row[c]))).join(',')
+}
+
+/** The figures of figuresText's answer. */
+export function parseFigures(text: string): RowFigures {
+  const values = text.split(',')
+  const row = Object.fromEntries(FIGURE_COLUMNS.map((c, i) => [c, values[i] === '' ? null : Number(values[i])]))
+  return row as unknown as RowFigures
+}
+
 /** What one per-phase-run row adds to its day (the same sums the scorecards take over those rows). */
-export function dayContribution(row: InsightPhaseRunTable): DayDelta {
+export function dayContribution(row: RowFigures): DayDelta {
   const approved = Number(row.approved)
   const revised = Number(row.revised)
   const gated = Number(row.gated) === 1

@@ -7,7 +7,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
-import { dayContribution } from './day-rollup.js'
+import { dayContribution, FIGURE_COLUMNS, parseFigures } from './day-rollup.js'
 import type { InsightPhaseRunTable } from './insights.table.js'
 
 export interface Scope {
@@ -137,7 +137,7 @@ async function rollupSums(db: Kysely<Database>, scope: Scope, source: RollupSour
   const [kind, id] = source.scope ? (source.scope.split(':') as ['stream' | 'cycle', string]) : [null, null]
   const noteScoped = kind ? sql` and ${sql.ref(`u.${kind}_id`)} = ${id}` : sql``
   const postgres = !sqliteDriverOf(db)
-  const fields = sql.join(ROW_FIELDS.map((c) => sql`${sql.lit(c)}, p.${sql.ref(c)}`))
+  const fields = sql.join(FIGURE_COLUMNS.map((c) => sql`${sql.lit(c)}, p.${sql.ref(c)}`))
   const now = postgres ? sql`(select json_build_object(${fields})::text from insight_phase_runs p where p.phase_run_id = u.phase_run_id)` : sql`(select json_object(${fields}) from insight_phase_runs p where p.phase_run_id = u.phase_run_id)`
   const { rows } = await sql<Record<string, unknown> & { key: string; samples: string | null; old: string | null; now: string | null; noted: number }>`select ${key} as key,
       ${sql.join(SUMS.map((column) => sql`sum(${sql.ref(column)}) as ${sql.ref(column)}`))}, ${joinSamples(db, sql`decision_samples`, false)} as samples,
@@ -157,7 +157,7 @@ async function rollupSums(db: Kysely<Database>, scope: Scope, source: RollupSour
     }
     // A note with no row before or now (none is left so: a row and its note are written together) adds nothing.
     if (row.old === null && row.now === null) continue
-    const was = row.old === null ? null : dayContribution(JSON.parse(row.old) as InsightPhaseRunTable)
+    const was = row.old === null ? null : dayContribution(parseFigures(row.old))
     const is = row.now === null ? null : dayContribution(JSON.parse(row.now) as InsightPhaseRunTable)
     const change = Object.fromEntries(SUMS.map((column) => [column, (is?.[column] ?? 0) - (was?.[column] ?? 0)]))
     addSums(sums, new Map([[row.key, sumsOf(change, row.samples, '', '')]]))
@@ -165,11 +165,6 @@ async function rollupSums(db: Kysely<Database>, scope: Scope, source: RollupSour
   return sums
 }
 
-/** The columns of a per-phase-run row a rollup sums (day-rollup.ts dayContribution reads them). */
-const ROW_FIELDS = [
-  'gated', 'answered', 'approved', 'revised', 'rejected', 'expired', 'overridden', 'tool_auto', 'tool_approved', 'tool_denied', 'tool_failed', 'questions',
-  'input_tokens', 'output_tokens', 'cost_usd', 'run_failed',
-] as const satisfies ReadonlyArray<keyof InsightPhaseRunTable>
 
 function sumsOf(row: Record<string, unknown>, samples: string | null, triggerName: string, phaseName: string): Sums {
   return { ...(Object.fromEntries(SUMS.map((column) => [column, n(row[column])])) as Record<(typeof SUMS)[number], number>), samples: samples ? [samples] : [], triggerName, phaseName }

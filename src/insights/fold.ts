@@ -1,6 +1,6 @@
 // The fold: moves the summed rollups (day-rollup.ts) by the changes the run engine noted (rollup.ts), in batches
-// off the run's path. A note holds a phase run's row as the summed rows count it (`old`) and the last of its wait
-// rows they count (`old_wait_seq`); the fold adds the row as it is now minus `old`, appends the decision times of
+// off the run's path. A note holds a phase run's keys, its figures as the summed rows count them (`old`) and the
+// last of its wait rows they count (`old_wait_seq`); the fold adds the row as it is now minus `old`, appends the decision times of
 // the wait rows after `old_wait_seq`, and removes the notes, in one transaction. Every instance folds every second.
 //
 // Why it is exact. A reader (figures.ts) reads the summed rows and, in the same statement, adds what each note in
@@ -15,7 +15,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { applyAdd, mergedAdds, removalAdds, rollupAdds, sampleAdds, type Add } from './day-rollup.js'
+import { applyAdd, mergedAdds, parseFigures, removalAdds, rollupAdds, sampleAdds, type Add } from './day-rollup.js'
 import type { InsightPhaseRunTable, InsightUnfoldedTable } from './insights.table.js'
 
 /** How many notes one fold's transaction takes at most. */
@@ -44,7 +44,8 @@ export async function foldBatch(db: Kysely<Database>, limit = FOLD_BATCH): Promi
     const waits = await trx.selectFrom('insight_waits').select(['phase_run_id', 'seq', 'decision_ms']).where('phase_run_id', 'in', ids).where('decision_ms', 'is not', null).execute()
     const adds: Add[] = []
     for (const note of notes) {
-      const old = note.old === null ? undefined : (JSON.parse(note.old) as InsightPhaseRunTable)
+      // The row the summed rows count: the note's keys (a phase run's never change) and its figures then.
+      const old = note.old === null ? undefined : ({ ...note, ...parseFigures(note.old) } as unknown as InsightPhaseRunTable)
       if (note.row === null) {
         // Its row is gone (nothing removes one today): the summed rows give it up.
         if (old) adds.push(...removalAdds(old))

@@ -96,7 +96,7 @@ export type InsightScopeDayTable = InsightAgentDayTable & { scope: string }
 
 /**
  * A phase run whose row changed since the fold last added it to the summed rows: its keys (fixed for a phase run),
- * its row as it was then (`old`, JSON; null when new) and the last `seq` of its wait rows then (-1: none).
+ * its row's figures then (`old`, day-rollup.ts figuresText; null when new) and the last `seq` of its wait rows then (-1: none).
  */
 export interface InsightUnfoldedTable {
   phase_run_id: string

@@ -9,6 +9,7 @@ import { PostgresAdapter, sql, type Expression, type Kysely, type QueryCreator }
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { InsightPhaseRunTable } from './insights.table.js'
+import { FIGURE_COLUMNS, figuresText } from './day-rollup.js'
 import { endedWaits, isCounted, phaseRow, waitRow, type PhaseLike, type RunLike } from './rollup-rows.js'
 import { emitInsight, tracesListen, type DecidedBy, type WaitOutcome } from './events.js'
 
@@ -111,25 +112,27 @@ const upsertQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>
     .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(FIGURES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
 const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => upsertQuery(db, args))
 
-// The note of a phase run whose row changes (fold.ts adds the change to the summed rows later): its keys, its row
-// as it was (JSON) and the last of its wait rows, both read before this change writes them. A note already there
+// The note of a phase run whose row changes (fold.ts adds the change to the summed rows later): its keys, its row's
+// figures as they were (figuresText) and the last of its wait rows, both read before this change writes them. A note already there
 // stays as it is (what the summed rows hold is still its `old`); the update that keeps it takes its row lock on
 // PostgreSQL, so a fold that holds the note makes this change wait for it (fold.ts, "Why it is exact").
 const NOTE_KEYS = ['phase_run_id', 'workspace_id', 'agent_id', 'stream_id', 'cycle_id', 'started_at'] as const
-const FIELDS = sql.join(COLUMNS.map((c) => sql`${sql.lit(c)}, ${sql.ref(c)}`))
 const noteQuery = (db: QueryCreator<Database>, keys: Array<Expression<unknown>>, old: Expression<string | null>, oldWaitSeq: Expression<number>) =>
   db
     .insertInto('insight_unfolded')
     .values({ ...(Object.fromEntries(NOTE_KEYS.map((c, i) => [c, keys[i]])) as Record<(typeof NOTE_KEYS)[number], never>), old, old_wait_seq: oldWaitSeq })
     .onConflict((oc) => oc.column('phase_run_id').doUpdateSet({ old: (eb) => eb.ref('insight_unfolded.old') }))
-// What the note reads in the statement (PostgreSQL): the row as it was, as JSON, and the last of its wait rows.
-const oldRowOf = (id: Expression<string>) => sql<string | null>`(select json_build_object(${FIELDS})::text from insight_phase_runs where phase_run_id = ${id})`
+// What the note reads in the statement (PostgreSQL): the row's figures as they were (figuresText's form; only the
+// cost can be null), and the last of its wait rows.
+const OLD_FIGURES = sql.join(FIGURE_COLUMNS.map((c) => (c === 'cost_usd' ? sql`coalesce(cost_usd::text, '')` : sql.ref(c))))
+const oldRowOf = (id: Expression<string>) => sql<string | null>`(select concat_ws(',', ${OLD_FIGURES}) from insight_phase_runs where phase_run_id = ${id})`
 const lastWaitOf = (id: Expression<string>) => sql<number>`coalesce((select max(seq) from insight_waits where phase_run_id = ${id}), -1)`
 /** A note whose `old` and `old_wait_seq` are given (SQLite reads them first: as subqueries of the insert they cost it several times more). */
 const noteGiven = prepared<unknown[], never>(NOTE_KEYS.length + 2, (db, ...args: Array<Expression<unknown>>) =>
   noteQuery(db, args.slice(0, NOTE_KEYS.length), args[NOTE_KEYS.length] as Expression<string | null>, args[NOTE_KEYS.length + 1] as Expression<number>),
 )
-const selectOldRow = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_phase_runs').select(sql<string>`json_object(${FIELDS})`.as('old')).where('phase_run_id', '=', id))
+const selectOldRow = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_phase_runs').select(FIGURE_COLUMNS).where('phase_run_id', '=', id))
+const selectNote = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_unfolded').select('old_wait_seq').where('phase_run_id', '=', id))
 const selectLastWait = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_waits').select((eb) => eb.fn.max('seq').as('seq')).where('phase_run_id', '=', id))
 /** How a change's note learns the row as it was and its last wait row: none (a new phase run), read, or read but no wait (no decision yet). */
 export type Before = 'none' | 'row' | 'row and waits'
@@ -178,7 +181,9 @@ export async function noteChange(db: Kysely<Database>, row: Pick<InsightPhaseRun
     await PG_NOTES[before](db, ...keys)
     return
   }
-  const old = before === 'none' ? null : ((await selectOldRow(db, row.phase_run_id))[0]?.old ?? null)
+  // SQLite writes one transaction at a time: a note already there stays as it is, and nothing need be written.
+  if (before !== 'none' && (await selectNote(db, row.phase_run_id)).length > 0) return
+  const [was] = before === 'none' ? [] : await selectOldRow(db, row.phase_run_id)
   const seq = before === 'row and waits' ? ((await selectLastWait(db, row.phase_run_id))[0]?.seq ?? -1) : -1
-  await noteGiven(db, ...keys, old, seq)
+  await noteGiven(db, ...keys, was ? figuresText(was) : null, seq)
 }

@@ -1,6 +1,6 @@
 // Phase runs whose scorecard row changed since it was last added to the summed rollups (docs/insights.md, "How the
 // figures are kept"): the run engine notes one here in the transaction that rewrites the row, with what the row
-// held before (`old`, as JSON; null for a new phase run) and the last of its wait rows then (`old_wait_seq`); a
+// held before (`old`: its figures joined by commas; null for a new phase run) and the last of its wait rows then (`old_wait_seq`); a
 // fold adds the difference to the summed rows and removes the note. A reader of the summed rows adds the notes'
 // differences to them. The per-phase-run rows' indexes become their keys alone (workspace and start; workspace,
 // agent and start): the runs rewrite a row's figures as its phase moves, which then changes no index entry (on
