@@ -38,6 +38,7 @@ import * as a2aPush from './migrations/0135_a2a_push.js'
 import * as insightRollupDimensions from './migrations/0137_insight_rollup_dimensions.js'
 import * as runTraceLink from './migrations/0138_run_trace_link.js'
 import * as insightUnfolded from './migrations/0139_insight_unfolded.js'
+import * as jobsDue from './migrations/0140_jobs_due.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -78,6 +79,7 @@ const migrations: Record<string, Migration> = {
   '0137_insight_rollup_dimensions': insightRollupDimensions,
   '0138_run_trace_link': runTraceLink,
   '0139_insight_unfolded': insightUnfolded,
+  '0140_jobs_due': jobsDue,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

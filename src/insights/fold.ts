@@ -1,7 +1,8 @@
 // The fold: moves the summed rollups (day-rollup.ts) by the changes the run engine noted (rollup.ts), in batches
 // off the run's path. A note holds a phase run's keys, its figures as the summed rows count them (`old`) and the
 // last of its wait rows they count (`old_wait_seq`); the fold adds the row as it is now minus `old`, appends the decision times of
-// the wait rows after `old_wait_seq`, and removes the notes, in one transaction. Every instance folds every second.
+// the wait rows after `old_wait_seq`, and removes the notes, in one transaction. Every instance folds every second,
+// the notes of phases begun over 2 s ago (a phase answered soon after it began has one note for both changes).
 //
 // Why it is exact. A reader (figures.ts) reads the summed rows and, in the same statement, adds what each note in
 // their periods changes (the row now minus `old`, the waits after `old_wait_seq`); so the summed rows plus the notes
@@ -29,16 +30,19 @@ interface Noted extends InsightUnfoldedTable {
 
 /**
  * Folds up to `limit` notes into the summed rollups in one transaction; returns how many it took. Notes another
- * transaction holds (PostgreSQL) are left for the next fold.
+ * transaction holds (PostgreSQL) are left for the next fold, and so are those of phase runs that began after
+ * `begunBefore` (an ISO time; the scheduler leaves the last two seconds' alone: a phase that began is often answered
+ * within them, and its one note then holds both changes).
  */
-export async function foldBatch(db: Kysely<Database>, limit = FOLD_BATCH): Promise<number> {
+export async function foldBatch(db: Kysely<Database>, limit = FOLD_BATCH, begunBefore?: string): Promise<number> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  const old = begunBefore === undefined ? sql`` : sql`where u.started_at < ${begunBefore}`
   return db.transaction().execute(async (trx) => {
     const { rows: notes } = postgres
       ? await sql<Noted>`select u.*, (select row_to_json(p)::text from insight_phase_runs p where p.phase_run_id = u.phase_run_id) as row
-          from insight_unfolded u order by u.phase_run_id limit ${limit} for update of u skip locked`.execute(trx)
+          from insight_unfolded u ${old} order by u.phase_run_id limit ${limit} for update of u skip locked`.execute(trx)
       : await sql<Noted>`select u.*, (select json_object(${sql.join(COLUMN_PAIRS)}) from insight_phase_runs p where p.phase_run_id = u.phase_run_id) as row
-          from insight_unfolded u order by u.phase_run_id limit ${limit}`.execute(trx)
+          from insight_unfolded u ${old} order by u.phase_run_id limit ${limit}`.execute(trx)
     if (notes.length === 0) return 0
     const ids = notes.map((note) => note.phase_run_id)
     const waits = await trx.selectFrom('insight_waits').select(['phase_run_id', 'seq', 'decision_ms']).where('phase_run_id', 'in', ids).where('decision_ms', 'is not', null).execute()
@@ -70,24 +74,31 @@ const COLUMN_PAIRS = [
   'output_tokens', 'cost_usd', 'run_failed',
 ].map((c) => sql`${sql.lit(c)}, p.${sql.ref(c)}`)
 
-/** Folds every note there is (batch after batch); returns how many. */
-export async function foldAll(db: Kysely<Database>): Promise<number> {
+/**
+ * Folds every note there is (batch after batch), or with `youngMs` those of phases begun over that long ago;
+ * returns how many.
+ */
+export async function foldAll(db: Kysely<Database>, youngMs?: number): Promise<number> {
   let total = 0
   for (;;) {
-    const folded = await foldBatch(db)
+    const folded = await foldBatch(db, FOLD_BATCH, youngMs === undefined ? undefined : new Date(Date.now() - youngMs).toISOString())
     total += folded
     if (folded < FOLD_BATCH) return total
   }
 }
 
-/** Folds every second (unref'd) until stopped; a failed fold is logged and tried again at the next tick. */
+/**
+ * Folds every `everyMs` (unref'd) until stopped, leaving the notes of phases begun in the last two intervals (at
+ * most 2 s) for later; a failed fold is logged and tried again at the next tick.
+ */
 export function startFold(db: Kysely<Database>, log: FastifyBaseLogger, everyMs = EVERY_MS): { stop(): Promise<void> } {
+  const youngMs = Math.min(2000, 2 * everyMs)
   let running: Promise<unknown> | null = null
   let stopped = false
   const timer = setInterval(() => {
     // A tick while a fold still runs is skipped: the fold takes every note there is.
     if (stopped || running) return
-    running = foldAll(db)
+    running = foldAll(db, youngMs)
       .catch((error: unknown) => log.warn({ err: error }, 'folding the scorecard rollups failed; tried again in a second'))
       .finally(() => (running = null))
   }, everyMs)
