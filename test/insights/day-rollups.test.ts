@@ -132,8 +132,10 @@ for (const dialect of dialects()) {
       await checkDetail()
     })
 
-    it('the list and the detail once every change is folded: the same figures, from the day rows', async () => {
-      await foldAll(app.database.db)
+    it('the list and the detail once every change is folded (by three folds at once): the same figures, from the day rows', async () => {
+      // On PostgreSQL they run at once on three connections, each skipping the notes another holds: none is added twice.
+      const db = app.database.db
+      await Promise.all([foldAll(db), foldBatch(db, 7), foldAll(db)])
       assert.equal(await notes(), 0)
       await checkList()
       await checkDetail()
