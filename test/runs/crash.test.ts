@@ -2,7 +2,8 @@
 // A server killed (SIGKILL) in the middle of a delivery loses nothing: the task is delivered again with the same
 // webhook-id, in the trace of the request that started the run, and the run finishes, with one output. SQLite: the restarted process resumes it. PostgreSQL: a
 // second instance, already running, frees the dead one's job (TANDEM_FAILOVER_S) and delivers when the dead one's
-// delivery lease ends; a task is never being delivered twice at the same time.
+// delivery lease ends; a task is never being delivered twice at the same time. The scorecards count the phase run
+// once, and the notes of its changes (one written by the dead process) are folded by the live one.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
@@ -11,6 +12,7 @@ import { randomUUID } from 'node:crypto'
 import { request, serverGroup } from '../child-server.js'
 import { dialects, freshDatabase } from '../helpers.js'
 import { waitFor } from './agent-server.js'
+import { connect } from '../../src/db/connect.js'
 
 for (const dialect of dialects()) {
   describe(`runs survive a SIGKILL mid-delivery (${dialect})`, () => {
@@ -64,6 +66,18 @@ for (const dialect of dialects()) {
         assert.equal(done.phases[0].output.text, 'after the crash')
         const messages = (await request(again, 'GET', `/api/chat/streams/${streamId}/messages`)).json.data
         assert.equal(messages.filter((m: any) => m.authorType === 'agent').length, 1, 'the output is posted once')
+        const scorecard = (await request(again, 'GET', `/api/insights/agents/${agentId}`)).json
+        assert.equal(scorecard.agent.phasesAnswered, 1, 'the scorecard counts the answer once')
+        const { db, close } = connect(database.url)
+        try {
+          await waitFor(async () => {
+            const notes = await db.selectFrom('insight_unfolded').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+            const days = await db.selectFrom('insight_agent_days').select(['phase_runs', 'answered']).where('agent_id', '=', agentId).execute()
+            return Number(notes.n) === 0 && days.length === 1 && Number(days[0]!.phase_runs) === 1 && Number(days[0]!.answered) === 1
+          }, 20000, 'the live process to fold every note into one phase run, answered')
+        } finally {
+          await close()
+        }
         console.log(`crash test (${dialect}): ${deliveries.length} deliveries of one task across a SIGKILL; the run finished once`)
       } finally {
         await servers.stopAll()
