@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from '../runs/setup.js'
 import { startRemoteAgent, type RemoteAgent } from './remote-agent.js'
+import { waitFor } from '../wait.js'
 
 for (const dialect of dialects()) {
   describe(`A2A client against an SDK-built remote agent (${dialect})`, () => {
@@ -139,10 +140,4 @@ for (const dialect of dialects()) {
   })
 }
 
-async function waitUntil(check: () => boolean, ms = 10000): Promise<void> {
-  const until = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+const waitUntil = (check: () => boolean, ms = 10000): Promise<unknown> => waitFor(check, { timeoutMs: ms, what: 'a condition' })

@@ -22,6 +22,7 @@ import { A2A_PUSH_CREDENTIALS, A2A_PUSH_TOKENS, reseal } from '../../src/credent
 import { MAX_FINISHED_PUSHES, schedulePushes } from '../../src/a2a/push-delivery.js'
 import { expose, keyFor, listen, rpc, sdkClient, userMessage } from './setup.js'
 import { bearer } from '../auth.js'
+import { waitFor } from '../wait.js'
 
 const ENV = { TANDEM_WORKERS: '2', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_A2A_WAIT_S: '20', TANDEM_WEBHOOK_RETRY_BASE_MS: '1', TANDEM_WEBHOOK_TIMEOUT_MS: '2000' }
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -34,14 +35,13 @@ const pushConfig = (taskId: string, fields: Partial<TaskPushNotificationConfig> 
 
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`
 
+/** `read`'s first value `ok` accepts (test/wait.ts waitFor); the failure shows the last one read. */
 async function until<T>(read: () => T | Promise<T>, ok: (value: T) => boolean, ms = 20000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await read()
-    if (ok(value)) return value
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  let last: T | undefined
+  await waitFor(async () => ok((last = await read())), { timeoutMs: ms, everyMs: 20, what: 'a condition' }).catch((error: Error) => {
+    throw new Error(`${error.message}; last: ${JSON.stringify(last)}`)
+  })
+  return last as T
 }
 
 async function refused(call: Promise<unknown>, name: string, pattern?: RegExp): Promise<void> {

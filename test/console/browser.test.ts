@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { browserDialects, build, send } from '../helpers.js'
+import { waitFor } from '../wait.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
 import { startAnthropicToolFake } from '../fakes/vendors/tool-models.js'
@@ -850,11 +851,10 @@ test('the console in Chromium', async (t) => {
         const second = (await send(app, 'POST', `/api/cycles/streams/${stream.id}/cycles/${cycle.id}/runs`, {})).json()
         await page.getByRole('link', { name: 'Inbox (1)' }).waitFor(WAIT)
         await item.waitFor(WAIT)
-        let phase: any
-        for (let i = 0; i < 100 && phase?.status !== 'awaiting_decision'; i++) {
-          phase = (await send(app, 'GET', `/api/runs/${second.id}`)).json().phases[0]
-          if (phase.status !== 'awaiting_decision') await new Promise((resolve) => setTimeout(resolve, 50))
-        }
+        const phase = await waitFor(async () => {
+          const first = (await send(app, 'GET', `/api/runs/${second.id}`)).json().phases[0]
+          return first.status === 'awaiting_decision' ? first : undefined
+        }, { timeoutMs: 5000, what: 'the second run to wait for a decision' })
         assert.equal((await send(app, 'POST', `/api/runs/${second.id}/phases/${phase.id}/decision`, { decision: 'reject' })).statusCode, 200)
         await page.getByRole('link', { name: 'Inbox (0)' }).waitFor(WAIT)
         await page.getByText('Nothing waits for you.').waitFor(WAIT)

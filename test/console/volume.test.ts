@@ -11,6 +11,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { browserDialects, build, send } from '../helpers.js'
+import { waitFor } from '../wait.js'
 import { downMcpUrl, startFakeMcpServer } from '../fakes/mcp-server.js'
 import { checkPage, launch, openPage, shoot } from './kit.js'
 
@@ -54,7 +55,7 @@ test('the console at volume in Chromium', async (t) => {
       for (let i = 0; i < 9; i++) assert.equal((await send(app, 'POST', `/api/cycles/streams/${refunds.id}/cycles/${refundCycle.id}/runs`, { input: { order: i } })).statusCode, 201)
       for (let i = 0; i < 4; i++) assert.equal((await send(app, 'POST', `/api/cycles/streams/${billing.id}/cycles/${billingCycle.id}/runs`, {})).statusCode, 201)
       const inboxNow = async () => (await send(app, 'GET', '/api/me/inbox?limit=100')).json().data as any[]
-      for (let i = 0; i < 200 && (await inboxNow()).length < 13; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      await waitFor(async () => (await inboxNow()).length >= 13, { timeoutMs: 5000, what: 'the 13 gates in the inbox' })
       const decisionsOf = async (runId: string) => (await send(app, 'GET', `/api/runs/${runId}`)).json().phases[0].decisions.map((d: any) => d.decision)
 
       await step(t, current, `${dialect} inbox: at least 10 rows beside the details; j/k, a, d with a confirmation, Enter`, async () => {
@@ -78,7 +79,7 @@ test('the console at volume in Chromium', async (t) => {
         await rows.nth(1).and(page.locator('[aria-current="true"]')).waitFor(WAIT)
         await page.keyboard.press('a')
         await rows.nth(11).waitFor({ state: 'visible', ...WAIT })
-        for (let i = 0; i < 100 && (await decisionsOf(items[1].runId)).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+        await waitFor(async () => (await decisionsOf(items[1].runId)).length > 0, { timeoutMs: 5000, what: 'the approve to be recorded' })
         assert.deepEqual(await decisionsOf(items[1].runId), ['approve'])
         await rows.nth(12).waitFor({ state: 'detached', ...WAIT })
         assert.equal(await rows.nth(1).getAttribute('aria-current'), 'true', 'the next item is current after an action')
@@ -223,12 +224,7 @@ test('the console at volume in Chromium', async (t) => {
         const broken = (await send(app, 'POST', '/api/streams', { name: 'Broken' })).json()
         const cycle = (await send(app, 'POST', `/api/cycles/streams/${broken.id}/cycles`, { triggerName: 'sort', description: 'Sort a ticket', phasesTemplate: [{ id: '01890a5d-ac96-774b-bcce-b30209900004', agentId: agent.id, phaseName: 'Sort', goal: 'Sorted', instructions: '', autoAdvance: true, operatorPool: [] }] })).json()
         const run = (await send(app, 'POST', `/api/cycles/streams/${broken.id}/cycles/${cycle.id}/runs`, {})).json()
-        let status = ''
-        for (let i = 0; i < 200 && status !== 'failed'; i++) {
-          status = (await send(app, 'GET', `/api/runs/${run.id}`)).json().status
-          if (status !== 'failed') await new Promise((resolve) => setTimeout(resolve, 25))
-        }
-        assert.equal(status, 'failed')
+        await waitFor(async () => (await send(app, 'GET', `/api/runs/${run.id}`)).json().status === 'failed', { timeoutMs: 5000, what: 'the run to fail' })
         await page.goto(`/streams/${broken.id}`)
         const failed = page.locator('.failed-answer')
         await failed.getByText('could not answer', { exact: true }).waitFor(WAIT)

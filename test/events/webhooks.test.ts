@@ -10,18 +10,17 @@ import { build, dialects, pointers, send } from '../helpers.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { startReceiver } from './receiver.js'
 import { createKey } from '../auth.js'
+import { waitFor } from '../wait.js'
 
 const contentOf = (text: string) => ({ blocks: [{ type: 'rich_text', elements: [{ type: 'paragraph', children: [{ type: 'text', text }] }] }] })
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** `read`'s first value `ok` accepts (test/wait.ts waitFor); the failure shows the last one read. */
 async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 15000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await read()
-    if (ok(value)) return value
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(value)}`)
-    await sleep(25)
-  }
+  let last: T | undefined
+  await waitFor(async () => ok((last = await read())), { timeoutMs: ms, everyMs: 25, what: 'a condition' }).catch((error: Error) => {
+    throw new Error(`${error.message}; last: ${JSON.stringify(last)}`)
+  })
+  return last as T
 }
 
 for (const dialect of dialects()) {
