@@ -41,6 +41,14 @@ export function reportInsightMetrics(app: FastifyInstance, agentLabelLimit: numb
       this.set({ kind: 'question' }, await count(sql<{ n: unknown }>`select count(*) as n from tool_calls where name = 'tandem.ask_operator' and status = 'running' and finished_at is null`.execute(db)))
     },
   })
+  new client.Gauge({
+    name: 'tandem_scorecard_changes_unfolded',
+    help: "Changes of scorecard rows not yet added to the summed rollups (read from the database: the fold's backlog, a second or two of changes)",
+    registers,
+    async collect() {
+      this.set(Number((await sql<{ n: unknown }>`select count(*) as n from insight_unfolded`.execute(db)).rows[0]?.n ?? 0))
+    },
+  })
   // Counted once the change commits: a transaction run again after a deadlock (src/db/retry.ts) counts once.
   onInsightEvent(db, (event, trx) => afterCommit(trx, () => {
     if (event.type === 'decision') decisions.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })

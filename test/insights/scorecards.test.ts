@@ -8,6 +8,9 @@ import { build, dialects, pointers, send } from '../helpers.js'
 import { keyFor } from '../schedules/setup.js'
 import { buildHistory, nearestRank, type History } from './history.js'
 import { backfillInsights } from '../../src/db/migrations/0095_insights.js'
+import { foldAll } from '../../src/insights/fold.js'
+import { backfillAgentDays } from '../../src/db/migrations/0125_insight_agent_days.js'
+import { backfillRollupDimensions } from '../../src/db/migrations/0137_insight_rollup_dimensions.js'
 
 const close = (actual: number | null, expected: number) => assert.ok(actual !== null && Math.abs(actual - expected) < 1e-12, `${actual} ≈ ${expected}`)
 
@@ -17,7 +20,8 @@ for (const dialect of dialects()) {
     let h: History
     const window = () => `from=${new Date(Date.now() - 3600_000).toISOString()}&to=${new Date(Date.now() + 3600_000).toISOString()}`
     before(async () => {
-      app = await build(dialect)
+      // No fold of its own: its figures come from the notes (every change unfolded) until a test folds them.
+      app = await build(dialect, { TANDEM_INSIGHTS_FOLD_MS: '0' })
       h = await buildHistory(app)
     })
     after(async () => app.close())
@@ -160,14 +164,23 @@ for (const dialect of dialects()) {
         assert.equal(value(`tandem_wait_duration_seconds_count{kind="decision",outcome="${outcome}"}`), n, outcome)
       }
       assert.equal(value('tandem_waiting{kind="decision"}'), 0)
+      // The fold's backlog: this file's app folds only when told to.
+      const unfolded = Number((await app.database.db.selectFrom('insight_unfolded').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+      assert.ok(unfolded > 0)
+      assert.equal(value('tandem_scorecard_changes_unfolded'), unfolded)
+      await foldAll(app.database.db)
+      assert.equal(Number(/^tandem_scorecard_changes_unfolded (\S+)$/m.exec((await send(app, 'GET', '/metrics')).body)?.[1]), 0)
     })
 
     it('the backfill gives the same figures from the stored runs', async () => {
       const before = (await list()).json().data
-      await app.database.db.deleteFrom('insight_waits').execute()
-      await app.database.db.deleteFrom('insight_phase_runs').execute()
+      // Every rollup row gone (the summed ones and the notes too, folded or not by now), then the migrations' fills.
+      const db = app.database.db
+      for (const table of ['insight_waits', 'insight_phase_runs', 'insight_unfolded', 'insight_agent_days', 'insight_agent_hours', 'insight_scope_days'] as const) await db.deleteFrom(table).execute()
       assert.deepEqual((await list()).json().data, [])
-      await backfillInsights(app.database.db)
+      await backfillInsights(db)
+      await backfillAgentDays(db)
+      await backfillRollupDimensions(db)
       const after = (await list()).json().data
       const strip = (rows: any[]) => rows.map(({ decisionTimeMs, ...rest }) => ({ ...rest, samples: decisionTimeMs.samples }))
       assert.deepEqual(strip(after), strip(before))
