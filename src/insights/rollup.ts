@@ -113,9 +113,10 @@ const upsertQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>
 const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => upsertQuery(db, args))
 
 // The note of a phase run whose row changes (fold.ts adds the change to the summed rows later): its keys, its row's
-// figures as they were (figuresText) and the last of its wait rows, both read before this change writes them. A note already there
-// stays as it is (what the summed rows hold is still its `old`); the update that keeps it takes its row lock on
-// PostgreSQL, so a fold that holds the note makes this change wait for it (fold.ts, "Why it is exact").
+// figures as they were (figuresText) and the last of its wait rows, both read before this change writes them. A
+// note already there stays as it is (what the summed rows hold is still its `old`); the update that keeps it takes
+// its row lock on PostgreSQL, so a fold that holds the note makes this change wait for it (fold.ts, "Why it is
+// exact").
 const NOTE_KEYS = ['phase_run_id', 'workspace_id', 'agent_id', 'stream_id', 'cycle_id', 'started_at'] as const
 const noteQuery = (db: QueryCreator<Database>, keys: Array<Expression<unknown>>, old: Expression<string | null>, oldWaitSeq: Expression<number>) =>
   db
