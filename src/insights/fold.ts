@@ -8,9 +8,11 @@
 // their periods changes (the row now minus `old`, the waits after `old_wait_seq`); so the summed rows plus the notes
 // must account for every row at every moment. A change writes a phase run's row and its note in one transaction,
 // the note read as the row was (or kept when one is there, still holding what the summed rows count); a fold adds
-// a note's change and removes the note in one transaction. On PostgreSQL a fold takes its notes FOR UPDATE SKIP LOCKED
-// and reads their rows in the same statement: a change in flight holds its note's lock (the fold skips it), and a
-// change that begins after waits on the fold's lock, then writes a new note whose `old` is the row the fold read.
+// a note's change and removes the note in one transaction. On PostgreSQL a fold takes its notes FOR UPDATE SKIP
+// LOCKED, then reads their rows in a statement of its own, which sees every change committed before the locks were
+// held: a change in flight holds its note's lock (the fold skips it), and a change that reaches a note the fold
+// holds waits, then writes a new note whose `old` is the row as it was before it — the row the fold read. (Changes
+// of one phase run are serialized by their run's lock, so each reads the row its predecessor committed.)
 // Two folds never take the same note, and add to the summed rows in one order (mergedAdds), so they cannot
 // deadlock each other; the adds are sums (`value = value + change`), so neither loses the other's.
 import type { FastifyBaseLogger } from 'fastify'
@@ -23,11 +25,6 @@ import type { InsightPhaseRunTable, InsightUnfoldedTable } from './insights.tabl
 export const FOLD_BATCH = 500
 const EVERY_MS = 1000
 
-interface Noted extends InsightUnfoldedTable {
-  /** The phase run's row now, as JSON (null: gone). */
-  row: string | null
-}
-
 /**
  * Folds up to `limit` notes into the summed rollups in one transaction; returns how many it took. Notes another
  * transaction holds (PostgreSQL) are left for the next fold, and so are those of phase runs that began after
@@ -38,24 +35,28 @@ export async function foldBatch(db: Kysely<Database>, limit = FOLD_BATCH, begunB
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
   const old = begunBefore === undefined ? sql`` : sql`where u.started_at < ${begunBefore}`
   return db.transaction().execute(async (trx) => {
-    const { rows: notes } = postgres
-      ? await sql<Noted>`select u.*, (select row_to_json(p)::text from insight_phase_runs p where p.phase_run_id = u.phase_run_id) as row
-          from insight_unfolded u ${old} order by u.phase_run_id limit ${limit} for update of u skip locked`.execute(trx)
-      : await sql<Noted>`select u.*, (select json_object(${sql.join(COLUMN_PAIRS)}) from insight_phase_runs p where p.phase_run_id = u.phase_run_id) as row
-          from insight_unfolded u ${old} order by u.phase_run_id limit ${limit}`.execute(trx)
+    // The notes first, locked (PostgreSQL); their rows and waits after, in statements of their own. In the locking
+    // statement a subquery would read as of that statement's start: a change that committed while it waited for a
+    // note's lock would have its note (kept, re-read) taken with the row as it was before, and be lost.
+    const { rows: notes } = await sql<InsightUnfoldedTable>`select * from insight_unfolded u ${old} order by u.phase_run_id limit ${limit}${postgres ? sql` for update skip locked` : sql``}`.execute(trx)
     if (notes.length === 0) return 0
     const ids = notes.map((note) => note.phase_run_id)
+    const json = postgres ? sql`row_to_json(p)::text` : sql`json_object(${sql.join(COLUMN_PAIRS)})`
+    const { rows: current } = await sql<{ phase_run_id: string; row: string }>`select phase_run_id, ${json} as row from insight_phase_runs p
+      where phase_run_id in (${sql.join(ids)})`.execute(trx)
+    const rows = new Map(current.map((row) => [row.phase_run_id, row.row]))
     const waits = await trx.selectFrom('insight_waits').select(['phase_run_id', 'seq', 'decision_ms']).where('phase_run_id', 'in', ids).where('decision_ms', 'is not', null).execute()
     const adds: Add[] = []
     for (const note of notes) {
       // The row the summed rows count: the note's keys (a phase run's never change) and its figures then.
       const old = note.old === null ? undefined : ({ ...note, ...parseFigures(note.old) } as unknown as InsightPhaseRunTable)
-      if (note.row === null) {
+      const now = rows.get(note.phase_run_id)
+      if (now === undefined) {
         // Its row is gone (nothing removes one today): the summed rows give it up.
         if (old) adds.push(...removalAdds(old))
         continue
       }
-      const row = JSON.parse(note.row) as InsightPhaseRunTable
+      const row = JSON.parse(now) as InsightPhaseRunTable
       adds.push(...rollupAdds(old, row))
       for (const wait of waits) {
         if (wait.phase_run_id === note.phase_run_id && wait.seq > Number(note.old_wait_seq)) adds.push(...sampleAdds(row, Number(wait.decision_ms)))
