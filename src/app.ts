@@ -115,6 +115,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Requests are logged at debug level (see below), so that the default level costs nothing per request.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: () => randomUUID(),
+    // The database plugin migrates at start: on a large database (an index built over millions of scorecard rows)
+    // that takes longer than Fastify's default 10 s, which would stop the start-up half-way.
+    pluginTimeout: 10 * 60_000,
     bodyLimit: 1024 * 1024,
     // A request (headers and body) must arrive, and be answered, within this time; must exceed the drafter's.
     requestTimeout: config.requestTimeoutMs,
