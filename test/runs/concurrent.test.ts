@@ -2,17 +2,22 @@
 // each phase's answer is posted once (on PostgreSQL two transactions that took the rows they share in different
 // orders would deadlock, 40P01, and the request that starts a run would answer 500). The scorecards' fold runs every
 // 10 ms meanwhile, taking the runs' notes as they come (on PostgreSQL skipping those a run's transaction holds):
-// once it has taken the last, every phase run counts once in the summed rollups.
+// once it has taken the last, the summed rollups are what the migrations' backfill makes from the per-phase-run rows.
+// (A fold of the test's own would skip a note the app's fold holds, and could end before that fold commits: the
+// test waits for the app's fold to have taken every note instead.)
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, type AgentServer } from './agent-server.js'
 import { createAgent, createCycle, createStream, runIn } from './setup.js'
-import { foldAll } from '../../src/insights/fold.js'
+import { waitFor } from '../wait.js'
+import { backfillAgentDays } from '../../src/db/migrations/0125_insight_agent_days.js'
+import { backfillRollupDimensions } from '../../src/db/migrations/0137_insight_rollup_dimensions.js'
 
 const CLIENTS = 32
 const RUNS = 128
+const usd = (value: number | null) => (value === null ? null : Math.round(Number(value) * 1e9) / 1e9)
 
 for (const dialect of dialects()) {
   describe(`concurrent runs of one agent on one stream (${dialect})`, () => {
@@ -59,9 +64,26 @@ for (const dialect of dialects()) {
       const db = app.database.db
       const during = await db.selectFrom('insight_agent_days').select('phase_runs').execute()
       assert.ok(during.some((row) => row.phase_runs > 0), 'the fold ran while the runs did')
-      await foldAll(db)
-      const days = await db.selectFrom('insight_agent_days').select('phase_runs').execute()
-      assert.equal(days.reduce((n, row) => n + Number(row.phase_runs), 0), RUNS * 2, 'every phase run counted once')
+      const unfolded = async () => Number((await db.selectFrom('insight_unfolded').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+      await waitFor(async () => (await unfolded()) === 0, { what: "the app's fold to take every note", timeoutMs: 30_000 })
+      const rows = await db.selectFrom('insight_phase_runs').select(['answered', 'gated']).execute()
+      assert.deepEqual(rows.map((row) => [Number(row.answered), Number(row.gated)]), Array(RUNS * 2).fill([1, 0]), 'one row per phase run, answered')
+      const sums = async () => {
+        const read = async (table: 'insight_agent_days' | 'insight_agent_hours' | 'insight_scope_days') =>
+          (await db.selectFrom(table).selectAll().execute())
+            .filter((row) => Number(row.phase_runs) !== 0)
+            .map(({ cost, gated_cost, decision_samples, ...row }) =>
+              JSON.stringify(Object.fromEntries([...Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v]), ['cost', usd(cost)], ['gatedCost', usd(gated_cost)], ['samples', decision_samples.length]])),
+            )
+            .sort()
+        return { days: await read('insight_agent_days'), hours: await read('insight_agent_hours'), scopes: await read('insight_scope_days') }
+      }
+      const folded = await sums()
+      const total = (rows: string[], figure: string) => rows.reduce((n, row) => n + Number((JSON.parse(row) as Record<string, number>)[figure]), 0)
+      assert.deepEqual([total(folded.days, 'phase_runs'), total(folded.days, 'answered')], [RUNS * 2, RUNS * 2], 'every phase run counted once, answered')
+      await backfillAgentDays(db)
+      await backfillRollupDimensions(db)
+      assert.deepEqual(await sums(), folded, 'the summed rows are what the backfill makes of the per-phase-run rows')
     })
   })
 }
