@@ -77,7 +77,8 @@ const COLUMN_PAIRS = [
 
 /**
  * Folds every note there is (batch after batch), or with `youngMs` those of phases begun over that long ago;
- * returns how many.
+ * returns how many. On PostgreSQL it skips the notes another fold (or a change) holds: when it returns, a fold
+ * in flight elsewhere may still be adding some of them.
  */
 export async function foldAll(db: Kysely<Database>, youngMs?: number): Promise<number> {
   let total = 0
