@@ -1,6 +1,7 @@
 // Agent storage: rows of the `agents` table ↔ API agents, always scoped to one workspace.
 import { PostgresAdapter, sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import { prepared } from '../db/prepared.js'
+import { columnsOf } from '../db/columns.js'
 import type { Database } from '../db/database.js'
 import type { AgentTable } from './agents.table.js'
 import { newId, now } from '../ids.js'
@@ -48,8 +49,13 @@ type AgentValues = ValuesOf<typeof COLUMNS>
 const insertRow = prepared<AgentValues, never>(COLUMNS.length, (db, ...values) =>
   db.insertInto('agents').values(Object.fromEntries(COLUMNS.map((column, i) => [column, values[i]])) as { [K in keyof AgentRow]: Expression<AgentRow[K]> }),
 )
+/** Every column of an agent's row, named (a run's start and its deliveries read them). */
+export const AGENT_COLUMNS = columnsOf<AgentTable>({
+  id: true, workspace_id: true, provider_type: true, auth_mode: true, name: true, avatar_asset_id: true, credential_id: true, config: true, instructions: true,
+  template_id: true, streaming: true, tools: true, endpoint_url: true, created_at: true, updated_at: true, version: true,
+})
 const selectOne = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>
-  db.selectFrom('agents').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
+  db.selectFrom('agents').select(AGENT_COLUMNS).where('id', '=', id).where('workspace_id', '=', workspaceId),
 )
 // Versions only, for readers of the JSON cache: from the (workspace_id, id, version) index alone for pages.
 const selectVersion = prepared(2, (db, id: Expression<string>, workspaceId: Expression<string>) =>

@@ -158,12 +158,11 @@ const selectRecent = prepared(2, (db, workspaceId: Expression<string>, streamId:
     .limit(sql.lit(RECENT_MESSAGES)),
 )
 
+/** A message as a task's payload lists it. */
+export type RecentMessage = Pick<Message, 'id' | 'authorId' | 'authorType' | 'text' | 'createdAt'>
+
 /** The stream's latest RECENT_MESSAGES messages, oldest first, as a task's payload lists them. */
-export async function listRecentMessageSummaries(
-  db: Kysely<Database>,
-  workspaceId: string,
-  streamId: string,
-): Promise<Array<Pick<Message, 'id' | 'authorId' | 'authorType' | 'text' | 'createdAt'>>> {
+export async function listRecentMessageSummaries(db: Kysely<Database>, workspaceId: string, streamId: string): Promise<RecentMessage[]> {
   const rows = await selectRecent(db, workspaceId, streamId)
   return rows.reverse().map((row) => ({ id: row.id, authorId: row.author_id, authorType: row.author_type, text: row.text, createdAt: row.created_at }))
 }

@@ -4,9 +4,12 @@
 import { PostgresAdapter, sql, type Insertable, type Kysely, type QueryCreator, type RawBuilder, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
+import { columnsOf } from '../db/columns.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
 import { addJobSql, enqueueJobs, removeJobs, removeJobsSql, type JobSpec } from '../jobs/index.js'
 import { toCycle } from '../cycles/store.js'
+import { AGENT_COLUMNS } from '../agents/store.js'
+import { RECENT_MESSAGES, type RecentMessage } from '../chat/store.js'
 import type { SavedCycle } from '../cycles/schemas.js'
 import type { Run, RunStatus } from './schemas.js'
 import type { RunTable, RunTaskTable, TaskState } from './runs.table.js'
@@ -81,8 +84,13 @@ const selectDeliveryContext = prepared(3, (db, runId: Expression<string>, worksp
     .leftJoin('cycles', (join) => join.on('cycles.id', '=', cycleId).onRef('cycles.workspace_id', '=', 'runs.workspace_id'))
     .leftJoin('agents', (join) => join.on('agents.id', '=', agentId).onRef('agents.workspace_id', '=', 'runs.workspace_id'))
     .leftJoin('credentials', (join) => join.onRef('credentials.id', '=', 'agents.credential_id').onRef('credentials.workspace_id', '=', 'runs.workspace_id'))
-    .selectAll('agents')
+    .select(AGENT_COLUMNS.map((column) => `agents.${column}` as const))
     .select(['runs.document as run_document', 'streams.name as stream_name', 'cycles.description as cycle_description', 'credentials.id as credential_row_id', 'credentials.key_id as credential_key_id', 'credentials.ciphertext as credential_ciphertext'])
+    // The stream's latest messages, oldest first, as the task's payload lists them (chat/store.ts listRecentMessageSummaries).
+    .select(
+      sql<string>`(select coalesce(json_agg(json_build_object('id', m.id, 'authorId', m.author_id, 'authorType', m.author_type, 'text', m.text, 'createdAt', m.created_at) order by m.id), '[]')::text
+        from (select id, author_id, author_type, text, created_at from messages where workspace_id = runs.workspace_id and stream_id = runs.stream_id order by id desc limit ${sql.lit(RECENT_MESSAGES)}) m)`.as('recent_messages'),
+    )
     .where('runs.id', '=', runId)
     .where('runs.workspace_id', '=', workspaceId)
 })
@@ -105,7 +113,7 @@ const selectRunContext = prepared(2, (db, runId: Expression<string>, workspaceId
 const selectAgentContext = prepared(2, (db, agentId: Expression<string>, workspaceId: Expression<string>) =>
   db
     .selectFrom('agents')
-    .selectAll('agents')
+    .select(AGENT_COLUMNS.map((column) => `agents.${column}` as const))
     .select((eb) => {
       const credential = (column: 'id' | 'key_id' | 'ciphertext') =>
         eb.selectFrom('credentials').select(`credentials.${column}`).whereRef('credentials.id', '=', 'agents.credential_id').whereRef('credentials.workspace_id', '=', 'agents.workspace_id')
@@ -123,6 +131,8 @@ export interface DeliveryContext {
   agent: Selectable<Database['agents']> | undefined
   /** The agent's credential, sealed; undefined when the agent names none or it no longer exists. */
   credential: { id: string; keyId: string; ciphertext: string } | undefined
+  /** PostgreSQL: the stream's latest messages as the payload lists them, read in the same statement (SQLite: read by the payload). */
+  recentMessages?: RecentMessage[]
 }
 
 /** What delivering a task reads; undefined when the run does not exist (in that workspace). */
@@ -133,11 +143,12 @@ export async function findDeliveryContext(db: Kysely<Database>, runId: string, w
     const [runRow] = await selectRunContext(db, runId, workspaceId)
     if (!runRow) return undefined
     const [agentRow] = await selectAgentContext(db, agentId, workspaceId)
-    row = { ...runRow, ...(agentRow ?? { id: null, credential_row_id: null, credential_key_id: null, credential_ciphertext: null }) }
+    row = { ...runRow, ...(agentRow ?? { id: null, credential_row_id: null, credential_key_id: null, credential_ciphertext: null }), recent_messages: null }
   }
   if (!row) return undefined
-  const { run_document, stream_name, cycle_description, credential_row_id, credential_key_id, credential_ciphertext, ...agent } = row
+  const { run_document, stream_name, cycle_description, credential_row_id, credential_key_id, credential_ciphertext, recent_messages, ...agent } = row
   return {
+    ...(recent_messages === null ? {} : { recentMessages: JSON.parse(recent_messages) as RecentMessage[] }),
     run: JSON.parse(run_document) as Run,
     streamName: stream_name,
     cycleDescription: cycle_description,
@@ -200,7 +211,13 @@ export async function insertTask(db: Kysely<Database>, task: NewTask, jobs: JobS
   await enqueueJobs(db, jobs)
 }
 
-const selectTask = prepared(1, (db, id: Expression<string>) => db.selectFrom('run_tasks').selectAll().where('id', '=', id))
+const TASK_COLUMNS = columnsOf<RunTaskTable>({
+  id: true, workspace_id: true, run_id: true, phase_run_id: true, agent_id: true, attempt: true, feedback: true, delivery: true, state: true, token_hash: true,
+  past_token_hashes: true, lease_until: true, created_at: true, closed_at: true, traceparent: true, usage: true, clock_paused_ms: true, clock_paused_at: true,
+})
+/** A task's columns in raw SQL (`of`: the table or query they are read from). */
+const taskColumns = (of: string) => sql.join(TASK_COLUMNS.map((column) => sql.ref(`${of}.${column}`)))
+const selectTask = prepared(1, (db, id: Expression<string>) => db.selectFrom('run_tasks').select(TASK_COLUMNS).where('id', '=', id))
 
 export async function findTask(db: Kysely<Database>, id: string): Promise<TaskRow | undefined> {
   const [row] = await selectTask(db, id)
@@ -256,13 +273,13 @@ export async function closeOpenTasks(db: Kysely<Database>, runId: string, state:
  */
 export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
   const { rows } = await sql<TaskRow & { leased: boolean }>`with task as (
-    select * from run_tasks where id = ${id} and state = 'open'
+    select ${taskColumns('run_tasks')} from run_tasks where id = ${id} and state = 'open'
   ), leased as (
     update run_tasks set lease_until = ${until}
     where id in (select id from task) and state = 'open' and (lease_until is null or lease_until <= ${at})
     returning id
   )
-  select task.*, exists (select 1 from leased) as leased from task`.execute(db)
+  select ${taskColumns('task')}, exists (select 1 from leased) as leased from task`.execute(db)
   const [row] = rows
   if (!row) return { task: undefined, leased: false }
   const { leased, ...task } = row

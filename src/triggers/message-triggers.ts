@@ -5,6 +5,7 @@
 import type { Expression, Kysely, Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
+import { columnsOf } from '../db/columns.js'
 import { newId, now } from '../ids.js'
 import { enqueueJob } from '../jobs/index.js'
 import type { Message } from '../chat/schemas.js'
@@ -116,7 +117,10 @@ export function mayFire(message: Pick<Message, 'authorType'>, origin: MessageOri
  * Called by insertMessage in the posting transaction: when a trigger of the stream matches, a job fires it.
  * One indexed read per message; nothing more when the stream has no message triggers.
  */
-const selectOfStream = prepared(1, (db, streamId: Expression<string>) => db.selectFrom('message_triggers').selectAll().where('stream_id', '=', streamId))
+const TRIGGER_COLUMNS = columnsOf<MessageTriggerTable>({
+  id: true, workspace_id: true, stream_id: true, trigger_name: true, mention: true, prefix: true, author_type: true, created_by: true, created_at: true,
+})
+const selectOfStream = prepared(1, (db, streamId: Expression<string>) => db.selectFrom('message_triggers').select(TRIGGER_COLUMNS).where('stream_id', '=', streamId))
 
 export async function queueMessageTriggers(db: Kysely<Database>, workspaceId: string, message: Message, origin: MessageOrigin | null): Promise<void> {
   const rows = await selectOfStream(db, message.streamId)

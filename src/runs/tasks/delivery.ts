@@ -93,7 +93,8 @@ const scrub = (detail: string, secret: string | null) => (secret && secret.lengt
 /** One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more. */
 async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string; streams?: boolean } | null> {
   const { db } = app.database
-  // The run, its stream and cycle, the agent and its credential: one query on PostgreSQL, two on SQLite.
+  // The run, its stream and cycle, the agent and its credential (and on PostgreSQL the stream's latest messages):
+  // one query on PostgreSQL, two on SQLite.
   const stored = await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id)
   if (!stored) return null
   const { run } = stored
@@ -116,6 +117,7 @@ async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, sh
   const payload = await buildTaskPayload(db, {
     task, token: taskToken(app.vault, job), run, agent, base: publicBase(app),
     known: { streamName: stored.streamName ?? '', cycleDescription: stored.cycleDescription },
+    ...(stored.recentMessages ? { recentMessages: stored.recentMessages } : {}),
   })
   const timeoutMs = app.config.runs.dispatchTimeoutMs
   const limit = deadline(timeoutMs, shutdown)

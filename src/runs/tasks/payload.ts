@@ -6,7 +6,7 @@ import type { Database } from '../../db/database.js'
 import type { Agent } from '../../agents/schemas.js'
 import { findStream } from '../../streams/store.js'
 import { findCycle } from '../../cycles/store.js'
-import { listRecentMessageSummaries } from '../../chat/store.js'
+import { listRecentMessageSummaries, type RecentMessage } from '../../chat/store.js'
 import type { JsonObject, TaskPayload } from '../adapters/adapter.js'
 import type { Run } from '../schemas.js'
 import type { TaskRow } from '../store.js'
@@ -32,6 +32,8 @@ export async function buildTaskPayload(
     base: string
     /** The stream's name and the cycle's description when the caller has read them (delivery.ts): not read again. */
     known?: { streamName: string; cycleDescription: string | null }
+    /** The stream's latest messages when the caller has read them (delivery.ts, on PostgreSQL): not read again. */
+    recentMessages?: RecentMessage[]
   },
 ): Promise<TaskPayload> {
   const { task, run, agent } = input
@@ -43,7 +45,7 @@ export async function buildTaskPayload(
         streamName: stream?.name ?? '',
         cycleDescription: cycle?.description ?? null,
       })),
-    listRecentMessageSummaries(db, task.workspace_id, run.streamId),
+    input.recentMessages ?? listRecentMessageSummaries(db, task.workspace_id, run.streamId),
   ])
   return {
     task: { id: task.id, attempt: Number(task.attempt) },
