@@ -39,35 +39,26 @@ export function parseFigures(text: string): RowFigures {
   return row as unknown as RowFigures
 }
 
-/** What one per-phase-run row adds to its day (the same sums the scorecards take over those rows). */
-export function dayContribution(row: RowFigures): DayDelta {
+/** What one per-phase-run row adds to its day, in SUMMED's order (the same sums the scorecards take over those rows). */
+function contributionOf(row: RowFigures): number[] {
   const approved = Number(row.approved)
   const revised = Number(row.revised)
   const gated = Number(row.gated) === 1
   const cost = row.cost_usd === null ? null : Number(row.cost_usd)
-  return {
-    phase_runs: 1,
-    answered: Number(row.answered),
-    approved,
-    revised,
-    rejected: Number(row.rejected),
-    expired: Number(row.expired),
-    overridden: Number(row.overridden),
-    first_pass: approved > 0 && revised === 0 ? 1 : 0,
-    revisions_approved: approved > 0 ? revised : 0,
-    tool_auto: Number(row.tool_auto),
-    tool_approved: Number(row.tool_approved),
-    tool_denied: Number(row.tool_denied),
-    tool_failed: Number(row.tool_failed),
-    questions: Number(row.questions),
-    priced: cost === null ? 0 : 1,
-    gated_priced: gated && cost !== null ? 1 : 0,
-    run_failed: Number(row.run_failed),
-    input_tokens: Number(row.input_tokens),
-    output_tokens: Number(row.output_tokens),
-    cost: cost ?? 0,
-    gated_cost: gated ? (cost ?? 0) : 0,
-  }
+  // The order of SUMMED.
+  return [
+    1, Number(row.answered), approved, revised, Number(row.rejected), Number(row.expired), Number(row.overridden),
+    approved > 0 && revised === 0 ? 1 : 0, approved > 0 ? revised : 0,
+    Number(row.tool_auto), Number(row.tool_approved), Number(row.tool_denied), Number(row.tool_failed), Number(row.questions),
+    cost === null ? 0 : 1, gated && cost !== null ? 1 : 0, Number(row.run_failed),
+    Number(row.input_tokens), Number(row.output_tokens), cost ?? 0, gated ? (cost ?? 0) : 0,
+  ]
+}
+
+/** What one per-phase-run row adds to its day (the same sums the scorecards take over those rows). */
+export function dayContribution(row: RowFigures): DayDelta {
+  const values = contributionOf(row)
+  return Object.fromEntries(SUMMED.map((c, i) => [c, values[i]])) as DayDelta
 }
 
 /** A rollup the engine keeps by deltas, and the rows of it a per-phase-run row counts in (by their keys). */
@@ -77,83 +68,79 @@ export interface Rollup {
   /** How many rows of it one per-phase-run row counts in (the length of rowsOf's answer). */
   width: number
   rowsOf(row: RollupKey): Array<Record<string, string>>
+  /** The rows rowsOf places it in as one string: the table, then each row's keys in order (the order folds lock rows in). */
+  keyOf(row: RollupKey): string
 }
 
 /** What places a per-phase-run or wait row in the rollups. */
 type RollupKey = Pick<InsightPhaseRunTable, 'workspace_id' | 'agent_id' | 'started_at' | 'stream_id' | 'cycle_id'>
 
 const ROLLUPS: Rollup[] = [
-  { table: 'insight_agent_days', keys: ['workspace_id', 'agent_id', 'day'], width: 1, rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, day: r.started_at.slice(0, 10) }] },
-  { table: 'insight_agent_hours', keys: ['workspace_id', 'agent_id', 'hour'], width: 1, rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, hour: r.started_at.slice(0, 13) }] },
+  {
+    table: 'insight_agent_days', keys: ['workspace_id', 'agent_id', 'day'], width: 1,
+    rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, day: r.started_at.slice(0, 10) }],
+    keyOf: (r) => `insight_agent_days\u0000${r.workspace_id}\u0000${r.agent_id}\u0000${r.started_at.slice(0, 10)}`,
+  },
+  {
+    table: 'insight_agent_hours', keys: ['workspace_id', 'agent_id', 'hour'], width: 1,
+    rowsOf: (r) => [{ workspace_id: r.workspace_id, agent_id: r.agent_id, hour: r.started_at.slice(0, 13) }],
+    keyOf: (r) => `insight_agent_hours\u0000${r.workspace_id}\u0000${r.agent_id}\u0000${r.started_at.slice(0, 13)}`,
+  },
   {
     table: 'insight_scope_days',
     keys: ['workspace_id', 'scope', 'day', 'agent_id'],
     width: 2,
     rowsOf: (r) => ['stream:' + r.stream_id, 'cycle:' + r.cycle_id].map((scope) => ({ workspace_id: r.workspace_id, scope, day: r.started_at.slice(0, 10), agent_id: r.agent_id })),
+    keyOf: (r) => `insight_scope_days\u0000${r.workspace_id}\u0000stream:${r.stream_id}\u0000${r.started_at.slice(0, 10)}\u0000${r.agent_id}\u0001${r.workspace_id}\u0000cycle:${r.cycle_id}\u0000${r.started_at.slice(0, 10)}\u0000${r.agent_id}`,
   },
 ]
 
-const negate = (delta: DayDelta) => Object.fromEntries(SUMMED.map((c) => [c, -delta[c]])) as DayDelta
-const ZERO = Object.fromEntries(SUMMED.map((c) => [c, 0])) as DayDelta
-
-/** One upsert that adds `delta` (and appends `samples`) to `rows` of a rollup. */
+/** One upsert that adds `delta` (in SUMMED's order) and appends `samples` to `rows` of a rollup. */
 export interface Add {
   rollup: Rollup
   rows: Array<Record<string, string>>
-  delta: DayDelta
+  delta: number[]
   samples: string
 }
 
-/** What moving a phase run's contribution from its old row (none when new) to its new one adds, in every rollup. */
-export function rollupAdds(old: InsightPhaseRunTable | undefined, row: InsightPhaseRunTable): Add[] {
-  const now = dayContribution(row)
-  const was = old && dayContribution(old)
-  const delta = was && (Object.fromEntries(SUMMED.map((c) => [c, now[c] - was[c]])) as DayDelta)
-  const adds: Add[] = []
-  for (const rollup of ROLLUPS) {
-    const rows = rollup.rowsOf(row)
-    if (!old || !was || !delta) {
-      adds.push({ rollup, rows, delta: now, samples: '' })
-      continue
-    }
-    const oldRows = rollup.rowsOf(old)
-    if (JSON.stringify(oldRows) !== JSON.stringify(rows)) {
-      adds.push({ rollup, rows: oldRows, delta: negate(was), samples: '' }, { rollup, rows, delta: now, samples: '' })
-    } else if (SUMMED.some((c) => delta[c] !== 0)) {
-      adds.push({ rollup, rows, delta, samples: '' })
-    }
-  }
-  return adds
-}
-
-/** What a decision time (ms) of a wait of the phase run the key places (its agent, start, stream and cycle) adds. */
-export function sampleAdds(key: RollupKey, ms: number): Add[] {
-  return ROLLUPS.map((rollup) => ({ rollup, rows: rollup.rowsOf(key), delta: ZERO, samples: `${ms},` }))
-}
-
-/** What taking a phase run's row out of the rollups adds (its row is gone). */
-export function removalAdds(old: InsightPhaseRunTable): Add[] {
-  const was = negate(dayContribution(old))
-  return ROLLUPS.map((rollup) => ({ rollup, rows: rollup.rowsOf(old), delta: was, samples: '' }))
-}
-
 /**
- * The adds merged per rollup row (their deltas summed, their samples joined), in one order (by table and keys):
- * transactions that add to the same rows lock them in that order.
+ * A fold's adds, merged per rollup row as they come (their deltas summed, their samples joined): a phase run's
+ * change is its row now added and its row as noted taken away, which in the same rows sum to the difference.
  */
-export function mergedAdds(adds: Iterable<Add>): Add[] {
-  const merged = new Map<string, Add>()
-  for (const add of adds) {
-    const key = `${add.rollup.table}\u0000${add.rows.map((row) => add.rollup.keys.map((k) => row[k]).join('\u0000')).join('\u0001')}`
-    const had = merged.get(key)
-    if (!had) {
-      merged.set(key, { ...add, delta: { ...add.delta } })
-      continue
+export class RollupAdds {
+  private readonly merged = new Map<string, Add>()
+
+  private into(rollup: Rollup, key: RollupKey): Add {
+    const id = rollup.keyOf(key)
+    let add = this.merged.get(id)
+    if (!add) {
+      add = { rollup, rows: rollup.rowsOf(key), delta: new Array<number>(SUMMED.length).fill(0), samples: '' }
+      this.merged.set(id, add)
     }
-    for (const c of SUMMED) had.delta[c] += add.delta[c]
-    had.samples += add.samples
+    return add
   }
-  return [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, add]) => add).filter((add) => add.samples !== '' || SUMMED.some((c) => add.delta[c] !== 0))
+
+  /** Adds (`sign` 1) or takes away (-1) what a per-phase-run row with these keys and figures counts, in every rollup. */
+  count(key: RollupKey, figures: RowFigures, sign: 1 | -1): void {
+    const values = contributionOf(figures)
+    for (const rollup of ROLLUPS) {
+      const { delta } = this.into(rollup, key)
+      for (let i = 0; i < values.length; i++) delta[i]! += sign * values[i]!
+    }
+  }
+
+  /** Appends a decision time (ms) of a wait of the phase run the key places, in every rollup. */
+  sample(key: RollupKey, ms: number): void {
+    for (const rollup of ROLLUPS) this.into(rollup, key).samples += `${ms},`
+  }
+
+  /** The adds in one order (by table and keys: folds that add to the same rows lock them in that order), those that change nothing left out. */
+  list(): Add[] {
+    return [...this.merged.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, add]) => add)
+      .filter((add) => add.samples !== '' || add.delta.some((value) => value !== 0))
+  }
 }
 
 /** Adds an add's delta (and appends its samples) to its rows. */
@@ -164,7 +151,7 @@ export async function applyAdd(db: Kysely<Database>, add: Add): Promise<void> {
 /** The parameters of an add, in the order addQuery takes them: each row's keys, the summed columns, the samples. */
 export function addParameters(add: Add): unknown[] {
   if (add.rows.length !== add.rollup.width) throw new Error(`${add.rollup.table}: ${add.rows.length} rows where its width is ${add.rollup.width}`)
-  return [...add.rows.flatMap((row) => add.rollup.keys.map((key) => row[key])), ...SUMMED.map((c) => add.delta[c]), add.samples]
+  return [...add.rows.flatMap((row) => add.rollup.keys.map((key) => row[key])), ...add.delta, add.samples]
 }
 
 /** How many parameters an add of `rollup` takes. */

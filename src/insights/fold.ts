@@ -13,13 +13,13 @@
 // held: a change in flight holds its note's lock (the fold skips it), and a change that reaches a note the fold
 // holds waits, then writes a new note whose `old` is the row as it was before it — the row the fold read. (Changes
 // of one phase run are serialized by their run's lock, so each reads the row its predecessor committed.)
-// Two folds never take the same note, and add to the summed rows in one order (mergedAdds), so they cannot
+// Two folds never take the same note, and add to the summed rows in one order (RollupAdds.list), so they cannot
 // deadlock each other; the adds are sums (`value = value + change`), so neither loses the other's.
 import type { FastifyBaseLogger } from 'fastify'
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { applyAdd, mergedAdds, parseFigures, removalAdds, rollupAdds, sampleAdds, type Add } from './day-rollup.js'
-import type { InsightPhaseRunTable, InsightUnfoldedTable } from './insights.table.js'
+import { applyAdd, FIGURE_COLUMNS, parseFigures, RollupAdds } from './day-rollup.js'
+import type { InsightUnfoldedTable } from './insights.table.js'
 
 /** How many notes one fold's transaction takes at most. */
 export const FOLD_BATCH = 500
@@ -41,39 +41,32 @@ export async function foldBatch(db: Kysely<Database>, limit = FOLD_BATCH, begunB
     const { rows: notes } = await sql<InsightUnfoldedTable>`select * from insight_unfolded u ${old} order by u.phase_run_id limit ${limit}${postgres ? sql` for update skip locked` : sql``}`.execute(trx)
     if (notes.length === 0) return 0
     const ids = notes.map((note) => note.phase_run_id)
-    const json = postgres ? sql`row_to_json(p)::text` : sql`json_object(${sql.join(COLUMN_PAIRS)})`
-    const { rows: current } = await sql<{ phase_run_id: string; row: string }>`select phase_run_id, ${json} as row from insight_phase_runs p
-      where phase_run_id in (${sql.join(ids)})`.execute(trx)
-    const rows = new Map(current.map((row) => [row.phase_run_id, row.row]))
-    const waits = await trx.selectFrom('insight_waits').select(['phase_run_id', 'seq', 'decision_ms']).where('phase_run_id', 'in', ids).where('decision_ms', 'is not', null).execute()
-    const adds: Add[] = []
-    for (const note of notes) {
-      // The row the summed rows count: the note's keys (a phase run's never change) and its figures then.
-      const old = note.old === null ? undefined : ({ ...note, ...parseFigures(note.old) } as unknown as InsightPhaseRunTable)
-      const now = rows.get(note.phase_run_id)
-      if (now === undefined) {
-        // Its row is gone (nothing removes one today): the summed rows give it up.
-        if (old) adds.push(...removalAdds(old))
-        continue
-      }
-      const row = JSON.parse(now) as InsightPhaseRunTable
-      adds.push(...rollupAdds(old, row))
-      for (const wait of waits) {
-        if (wait.phase_run_id === note.phase_run_id && wait.seq > Number(note.old_wait_seq)) adds.push(...sampleAdds(row, Number(wait.decision_ms)))
-      }
+    const current = await trx.selectFrom('insight_phase_runs').select(ROW_COLUMNS).where('phase_run_id', 'in', ids).execute()
+    const rows = new Map(current.map((row) => [row.phase_run_id, row]))
+    const waits = new Map<string, Array<{ seq: number; ms: number }>>()
+    for (const wait of await trx.selectFrom('insight_waits').select(['phase_run_id', 'seq', 'decision_ms']).where('phase_run_id', 'in', ids).where('decision_ms', 'is not', null).execute()) {
+      const list = waits.get(wait.phase_run_id) ?? []
+      list.push({ seq: Number(wait.seq), ms: Number(wait.decision_ms) })
+      waits.set(wait.phase_run_id, list)
     }
-    for (const add of mergedAdds(adds)) await applyAdd(trx, add)
+    const adds = new RollupAdds()
+    for (const note of notes) {
+      // What the summed rows count of it is taken away (the note's keys, as a phase run's never change, and its
+      // figures then), and its row now is added; a row that is gone (nothing removes one today) is only taken away.
+      if (note.old !== null) adds.count(note, parseFigures(note.old), -1)
+      const row = rows.get(note.phase_run_id)
+      if (row === undefined) continue
+      adds.count(row, row, 1)
+      for (const wait of waits.get(note.phase_run_id) ?? []) if (wait.seq > Number(note.old_wait_seq)) adds.sample(row, wait.ms)
+    }
+    for (const add of adds.list()) await applyAdd(trx, add)
     await trx.deleteFrom('insight_unfolded').where('phase_run_id', 'in', ids).execute()
     return notes.length
   })
 }
 
-// SQLite's json_object of the per-phase-run row (PostgreSQL has row_to_json).
-const COLUMN_PAIRS = [
-  'phase_run_id', 'workspace_id', 'agent_id', 'run_id', 'stream_id', 'cycle_id', 'trigger_name', 'phase_id', 'phase_name', 'started_at', 'gated', 'answered',
-  'approved', 'revised', 'rejected', 'expired', 'overridden', 'tool_auto', 'tool_approved', 'tool_denied', 'tool_failed', 'questions', 'input_tokens',
-  'output_tokens', 'cost_usd', 'run_failed',
-].map((c) => sql`${sql.lit(c)}, p.${sql.ref(c)}`)
+// What the fold reads of a per-phase-run row: what places it in the rollups, and its figures.
+const ROW_COLUMNS = ['phase_run_id', 'workspace_id', 'agent_id', 'started_at', 'stream_id', 'cycle_id', ...FIGURE_COLUMNS] as const
 
 /**
  * Folds every note there is (batch after batch), or with `youngMs` those of phases begun over that long ago;
