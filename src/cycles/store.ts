@@ -1,5 +1,5 @@
 // Saved cycle definitions of a stream. Saving appends `cycle.saved`: call it with a transaction.
-import type { Expression, Kysely, Selectable } from 'kysely'
+import { PostgresAdapter, sql, type Expression, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { CycleTable } from './cycles.table.js'
@@ -8,6 +8,8 @@ import type { CycleDefinition, SavedCycle } from './schemas.js'
 import { normalizePolicy, type CyclePolicy } from './policy.js'
 import { appendEvent } from '../events/store.js'
 import type { CycleA2a } from '../a2a/schemas.js'
+import { AGENT_COLUMNS, toAgent } from '../agents/store.js'
+import type { Agent } from '../agents/schemas.js'
 
 
 type CycleRow = Selectable<CycleTable>
@@ -64,10 +66,42 @@ const selectStream = prepared(2, (db, workspaceId: Expression<string>, streamId:
   db.selectFrom('streams').select('id').where('id', '=', streamId).where('workspace_id', '=', workspaceId),
 )
 
-/** A cycle of a stream: `stream: false` when the stream is not in the workspace, else the cycle if it is the stream's. */
-export async function findStreamCycle(db: Kysely<Database>, workspaceId: string, streamId: string, cycleId: string): Promise<{ stream: boolean; cycle: SavedCycle | undefined }> {
-  const [row] = await selectOne(db, cycleId, streamId, workspaceId)
-  if (row) return { stream: true, cycle: toCycle(row) }
+// PostgreSQL: the cycle and the agent of its first phase in one statement (each statement is a round trip), the
+// agent as its row's JSON, which its columns' types keep (text, integers, nulls).
+const selectOneWithFirstAgent = prepared(3, (db, id: Expression<string>, streamId: Expression<string>, workspaceId: Expression<string>) =>
+  db
+    .selectFrom('cycles')
+    .select(CYCLE_COLUMNS)
+    .select(
+      sql<string | null>`(select row_to_json(a)::text from (select ${sql.join(AGENT_COLUMNS.map((column) => sql.ref(`agents.${column}`)))} from agents
+        where agents.id = (cycles.phases::json -> 0 ->> 'agentId') and agents.workspace_id = cycles.workspace_id) a)`.as('first_agent'),
+    )
+    .where('id', '=', id)
+    .where('stream_id', '=', streamId)
+    .where('workspace_id', '=', workspaceId),
+)
+
+/**
+ * A cycle of a stream: `stream: false` when the stream is not in the workspace, else the cycle if it is the
+ * stream's. On PostgreSQL also the agent of its first phase (`firstAgent`, when it exists), which a run's start
+ * would read next.
+ */
+export async function findStreamCycle(
+  db: Kysely<Database>,
+  workspaceId: string,
+  streamId: string,
+  cycleId: string,
+): Promise<{ stream: boolean; cycle: SavedCycle | undefined; firstAgent?: Agent }> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const [row] = await selectOneWithFirstAgent(db, cycleId, streamId, workspaceId)
+    if (row) {
+      const { first_agent, ...cycle } = row
+      return { stream: true, cycle: toCycle(cycle), ...(first_agent === null ? {} : { firstAgent: toAgent(JSON.parse(first_agent) as Parameters<typeof toAgent>[0]) }) }
+    }
+  } else {
+    const [row] = await selectOne(db, cycleId, streamId, workspaceId)
+    if (row) return { stream: true, cycle: toCycle(row) }
+  }
   return { stream: (await selectStream(db, workspaceId, streamId)).length > 0, cycle: undefined }
 }
 

@@ -46,10 +46,10 @@ const transition = (deps: RunDeps, trx: Kysely<Database>, actor: Actor): Transit
 
 /** A run of one saved cycle. */
 export async function startRun(deps: RunDeps, trx: Kysely<Database>, actor: Actor, input: { streamId: string; cycleId: string; input: Record<string, unknown> }): Promise<Run> {
-  const { stream, cycle } = await findStreamCycle(trx, actor.workspaceId, input.streamId, input.cycleId)
+  const { stream, cycle, firstAgent } = await findStreamCycle(trx, actor.workspaceId, input.streamId, input.cycleId)
   if (!stream) throw notFound('Stream')
   if (!cycle) throw notFound('Cycle')
-  return createRun(transition(deps, trx, actor), { cycle, input: input.input, createdBy: actor.principalId })
+  return createRun(transition(deps, trx, actor), { cycle, input: input.input, createdBy: actor.principalId, ...(firstAgent ? { firstAgent } : {}) })
 }
 
 /**

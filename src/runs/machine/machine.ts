@@ -18,6 +18,7 @@ import { completeStreamingMessage, failStreamingMessage, findTaskMessage } from 
 import { renderText } from '../../chat/richtext.js'
 import type { Content } from '../../chat/schemas.js'
 import { findAgent } from '../../agents/store.js'
+import type { Agent } from '../../agents/schemas.js'
 import { removeJobs, type JobSpec } from '../../jobs/index.js'
 import type { SavedCycle } from '../../cycles/schemas.js'
 import type { AgentOutput, ProblemCode, Usage } from '../adapters/adapter.js'
@@ -118,7 +119,15 @@ async function postMessage(t: Transition, run: Run, authorId: string, authorType
 /** A new run of a saved cycle: its phases copied, its first phase begun (a cycle without phases succeeds at once). */
 export async function createRun(
   t: Transition,
-  input: { cycle: Pick<SavedCycle, 'id' | 'streamId' | 'triggerName' | 'phasesTemplate' | 'policy'>; input: Record<string, unknown>; createdBy: string; trigger?: RunTrigger; depth?: number },
+  input: {
+    cycle: Pick<SavedCycle, 'id' | 'streamId' | 'triggerName' | 'phasesTemplate' | 'policy'>
+    input: Record<string, unknown>
+    createdBy: string
+    trigger?: RunTrigger
+    depth?: number
+    /** The agent of the cycle's first phase, when the caller read it in this transaction (not read again). */
+    firstAgent?: Agent
+  },
   retried?: Run,
 ): Promise<Run> {
   // A retry copies the phases and policy the retried run had (its cycle may have changed since).
@@ -175,7 +184,7 @@ export async function createRun(
   run.startedAt = run.createdAt
   run.status = 'running'
   const deferred: Deferred = []
-  await beginPhase(t, run, 0, null, deferred)
+  await beginPhase(t, run, 0, null, deferred, retried ? undefined : input.firstAgent)
   await persistRun(t, run, 'create', NEW_RUN, deferred)
   return run
 }
@@ -201,9 +210,10 @@ type Deferred = Array<() => Promise<void>>
 
 /**
  * Starts phase `index` (or finishes the run after the last one); `feedback` is a revise note. Does not persist.
- * Given `deferred`, the task's writes are left there for persistRun (the run's row does not exist yet).
+ * Given `deferred`, the task's writes are left there for persistRun (the run's row does not exist yet). `known`:
+ * the phase's agent when the caller read it in this transaction.
  */
-async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null, deferred?: Deferred): Promise<void> {
+async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null, deferred?: Deferred, known?: Agent): Promise<void> {
   const phase = run.phases[index]
   if (!phase) return finishRun(run, 'succeeded')
   phase.status = 'running'
@@ -215,7 +225,7 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
     run.status = 'waiting'
     return
   }
-  const agent = await findAgent(t.db, t.workspaceId, phase.agentId)
+  const agent = known?.id === phase.agentId ? known : await findAgent(t.db, t.workspaceId, phase.agentId)
   if (!agent) return failPhase(t, run, phase, runProblem('agent-unavailable', `The agent ${phase.agentId} of phase "${phase.phaseName}" no longer exists.`))
   const adapter = adapterFor(agent.providerType)
   if (!adapter) return failPhase(t, run, phase, runProblem('agent-unavailable', `Agents of providerType ${agent.providerType} cannot be called by this server.`))
