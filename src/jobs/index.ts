@@ -243,12 +243,14 @@ export async function createJobs(database: Db, options: JobsOptions): Promise<Jo
         taskList,
         logger: workerLogger(app.log),
         // Batching (graphile-worker's "performance" options): the pool takes up to concurrency + 1 due jobs in one
-        // query and serves its workers from them, and the jobs that end in one tick are completed in one statement.
-        // That is two statements a job fewer, and about 8 % more runs a second on PostgreSQL
-        // (docs/architecture-engine.md). A job taken into the queue is locked by this pool, so a dead instance's
-        // are freed like its running ones (failover/registry.ts); a job completed but not yet marked so when the
-        // process dies runs again, as a job that died running does (every handler looks at the state first).
-        preset: { worker: { localQueue: { size: options.concurrency + 1 }, completeJobBatchDelay: 0 } },
+        // query and serves its workers from them, and the jobs that end in one tick are completed in one statement:
+        // two statements a job fewer (docs/architecture-engine.md). A job taken into the queue is locked by this
+        // pool, so a dead instance's are freed like its running ones (failover/registry.ts); a job completed but not
+        // yet marked so when the process dies runs again, as a job that died running does (every handler looks at
+        // the state first). The pool fetches even while every worker is busy: jobs no worker has taken within the
+        // poll interval go back to the table for any instance (graphile-worker's default is 5 minutes), so a busy
+        // instance never holds due jobs another could run for longer than that.
+        preset: { worker: { localQueue: { size: options.concurrency + 1, ttl: options.pollIntervalMs ?? 1000 }, completeJobBatchDelay: 0 } },
       })
     },
     async stop() {
