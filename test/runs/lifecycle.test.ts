@@ -12,6 +12,7 @@ import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor, type AgentServer, type Delivery } from './agent-server.js'
 import { NIL, createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
 import { bearer } from '../auth.js'
+import { contentOfText } from '../../src/chat/richtext.js'
 
 for (const dialect of dialects()) {
   describe(`run lifecycle (${dialect})`, () => {
@@ -29,6 +30,20 @@ for (const dialect of dialects()) {
     after(async () => {
       await app.close()
       await agent.close()
+    })
+
+    it("a task lists its stream's latest 20 messages, oldest first, as the chat API shows them", async () => {
+      // PostgreSQL reads them in the delivery's context statement, SQLite on their own (src/runs/store.ts): the same list.
+      const busy = await createStream(app, 'Busy')
+      for (let i = 0; i < 25; i++) assert.equal((await send(app, 'POST', `/api/chat/streams/${busy}/messages`, { content: contentOfText(`message ${i}`) })).statusCode, 201)
+      const listed = (await send(app, 'GET', `/api/chat/streams/${busy}/messages?limit=100`)).json().data as Array<Record<string, unknown>>
+      assert.equal(listed.length, 25)
+      const cycleId = await createCycle(app, busy, [{ agentId, autoAdvance: true, name: 'Read' }])
+      const started = await startRun(app, busy, cycleId)
+      const delivery = await waitFor(() => agent.deliveries.find((d) => d.body.run.id === started.id), 10000, 'the delivery')
+      const latest = listed.slice(-20).map((m) => ({ id: m.id, authorId: m.authorId, authorType: m.authorType, text: m.text, createdAt: m.createdAt }))
+      assert.deepEqual(delivery.body.messages, latest)
+      await runIn(app, started.id, 'succeeded')
     })
 
     it('runs phases in order, posts outputs as agent messages, waits for decisions, revises with feedback and succeeds', async () => {
