@@ -1,7 +1,7 @@
 // The scorecard rollups, kept by the run engine in the transaction of the change that moves them: machine.ts
 // persistRun notes the waits open before it writes (their start lives in the phase's deadlines and toolWaits,
 // which the clocks clear), then rewrites the rollup row of every phase run the change moved and adds the wait it
-// ended (the tool-call counts from the phase run's calls, read through tool_calls' run index), with a note of the
+// ended (the tool-call counts from the phase run's calls, through tool_calls' run index), with a note of the
 // change (insight_unfolded) from which the fold (fold.ts) moves the summed rollups per day, hour and stream or
 // cycle (day-rollup.ts) later, off the run's path. It also tells the metrics and the traces (events.ts) of the
 // decisions, ended waits, settled tasks and finished runs.
@@ -10,7 +10,7 @@ import type { Database } from '../db/database.js'
 import { prepared } from '../db/prepared.js'
 import type { InsightPhaseRunTable } from './insights.table.js'
 import { FIGURE_COLUMNS, figuresText } from './day-rollup.js'
-import { endedWaits, isCounted, phaseRow, waitRow, type PhaseLike, type RunLike } from './rollup-rows.js'
+import { ASK_OPERATOR, endedWaits, isCounted, phaseRow, waitRow, type PhaseLike, type RunLike } from './rollup-rows.js'
 import { emitInsight, tracesListen, type DecidedBy, type WaitOutcome } from './events.js'
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000'
@@ -90,8 +90,10 @@ async function decisionWaitEnded(t: InsightTransition, run: RunLike & { finished
 }
 
 // Compiled once (db/prepared.ts): they run for every phase a change moves, and building and compiling them each
-// time cost more than running them. The tool-call counts are the phase run's calls counted here (phaseRow): five
-// count subqueries in the upsert cost SQLite about 100 µs a row where this select costs a few.
+// time cost more than running them. SQLite counts a phase run's tool calls here (phaseRow), from a select of its
+// calls through tool_calls' run index: five count subqueries in the upsert cost it about 100 µs a row where this
+// select costs a few. PostgreSQL counts them in the statement that writes the row (callFigures), one round trip
+// fewer at every change but a phase run's first.
 const callsOf = (db: QueryCreator<Database>, runId: Expression<string>, phaseRunId: Expression<string>) =>
   db.selectFrom('tool_calls').select(['phase_run_id', 'name', 'status', 'approval']).where('run_id', '=', runId).where('phase_run_id', '=', phaseRunId)
 const selectCalls = prepared(2, (db, runId: Expression<string>, phaseRunId: Expression<string>) => callsOf(db, runId, phaseRunId))
@@ -101,16 +103,39 @@ const COLUMNS = Object.keys({
   gated: 1, answered: 1, approved: 1, revised: 1, rejected: 1, expired: 1, overridden: 1, tool_auto: 1, tool_approved: 1, tool_denied: 1,
   tool_failed: 1, questions: 1, input_tokens: 1, output_tokens: 1, cost_usd: 1, run_failed: 1,
 } satisfies Record<Column, 1>) as Column[]
+// The figures counted from the phase run's calls, and the columns the PostgreSQL writer is given (the rest).
+const CALL_FIGURES: Column[] = ['tool_auto', 'tool_approved', 'tool_denied', 'tool_failed', 'questions']
+const GIVEN = COLUMNS.filter((c) => !CALL_FIGURES.includes(c))
+/**
+ * PostgreSQL: the call figures of the phase run, as phaseRow counts them from its calls (its own, in tool_calls'
+ * run index), as subqueries for the row's values. test/insights/scorecards.test.ts checks both databases' figures
+ * against the same history of calls of each kind. `count(id)`: a text with a `*` is never prepared (db/connect.ts).
+ */
+function callFigures(runId: Expression<string>, phaseRunId: Expression<string>): Record<string, Expression<number>> {
+  const tool = sql`name <> ${sql.lit(ASK_OPERATOR)}`
+  const decided = (decision: string) => sql`${tool} and (approval::json ->> 'decision') = ${sql.lit(decision)}`
+  const counted = {
+    tool_auto: sql`${tool} and approval is null`,
+    tool_approved: decided('approve'),
+    tool_denied: decided('deny'),
+    tool_failed: sql`${tool} and status = 'failed'`,
+    questions: sql`name = ${sql.lit(ASK_OPERATOR)}`,
+  }
+  return Object.fromEntries(
+    Object.entries(counted).map(([column, filter]) => [column, sql<number>`(select count(id) filter (where ${filter}) from tool_calls where run_id = ${runId} and phase_run_id = ${phaseRunId})`]),
+  )
+}
 // A phase run's keys (its agent, run, stream, cycle, phase and start) never change once its row is written: a move
 // sets its figures only, which no index holds (migration 0139), so SQLite rewrites no index entry for it.
 const KEYS = new Set<Column>(['phase_run_id', 'workspace_id', 'agent_id', 'run_id', 'stream_id', 'cycle_id', 'trigger_name', 'phase_id', 'phase_name', 'started_at'])
 const FIGURES = COLUMNS.filter((c) => !KEYS.has(c))
-const upsertQuery = (db: QueryCreator<Database>, args: Array<Expression<unknown>>) =>
+const upsertQuery = (db: QueryCreator<Database>, values: Partial<Record<Column, Expression<unknown>>>) =>
   db
     .insertInto('insight_phase_runs')
-    .values(Object.fromEntries(COLUMNS.map((c, i) => [c, args[i]])) as never)
+    .values(values as never)
     .onConflict((oc) => oc.column('phase_run_id').doUpdateSet((eb) => Object.fromEntries(FIGURES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
-const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => upsertQuery(db, args))
+const columnValues = (columns: Column[], args: Array<Expression<unknown>>) => Object.fromEntries(columns.map((c, i) => [c, args[i]]))
+const upsertRow = prepared<unknown[], never>(COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => upsertQuery(db, columnValues(COLUMNS, args)))
 
 // The note of a phase run whose row changes (fold.ts adds the change to the summed rows later): its keys, its row's
 // figures as they were (figuresText) and the last of its wait rows, both read before this change writes them. A
@@ -137,14 +162,17 @@ const selectNote = prepared(1, (db, id: Expression<string>) => db.selectFrom('in
 const selectLastWait = prepared(1, (db, id: Expression<string>) => db.selectFrom('insight_waits').select((eb) => eb.fn.max('seq').as('seq')).where('phase_run_id', '=', id))
 /** How a change's note learns the row as it was and its last wait row: none (a new phase run), read, or read but no wait (no decision yet). */
 export type Before = 'none' | 'row' | 'row and waits'
-// PostgreSQL: every statement is a round trip, so the note and the row are one statement (the note a
-// data-modifying WITH query, which reads the row as it was before the statement).
+// PostgreSQL: every statement is a round trip, so the note, the calls' figures and the row are one statement (the
+// note a data-modifying WITH query, which reads the row as it was before the statement).
 const writerOf = (before: Before) =>
-  prepared<unknown[], never>(NOTE_KEYS.length + COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => {
+  prepared<unknown[], never>(NOTE_KEYS.length + GIVEN.length, (db, ...args: Array<Expression<unknown>>) => {
     const id = args[0] as Expression<string>
     const old = before === 'none' ? sql<string | null>`null` : oldRowOf(id)
     const seq = before === 'row and waits' ? lastWaitOf(id) : sql<number>`-1`
-    return upsertQuery(db.with('note', (qc) => noteQuery(qc as QueryCreator<Database>, args.slice(0, NOTE_KEYS.length), old, seq) as never) as unknown as QueryCreator<Database>, args.slice(NOTE_KEYS.length))
+    const given = columnValues(GIVEN, args.slice(NOTE_KEYS.length))
+    // A phase run just begun has no call yet (upsertPhaseRow): its call figures keep their defaults, 0.
+    const calls = before === 'none' ? {} : callFigures(given.run_id as Expression<string>, id)
+    return upsertQuery(db.with('note', (qc) => noteQuery(qc as QueryCreator<Database>, args.slice(0, NOTE_KEYS.length), old, seq) as never) as unknown as QueryCreator<Database>, { ...given, ...calls })
   })
 const WRITERS: Record<Before, ReturnType<typeof writerOf>> = { none: writerOf('none'), row: writerOf('row'), 'row and waits': writerOf('row and waits') }
 const notesOnly = (before: Before) =>
@@ -160,13 +188,15 @@ const PG_NOTES: Record<Before, ReturnType<typeof notesOnly>> = { none: notesOnly
  * `pending`, transitions.ts), and none is read.
  */
 async function upsertPhaseRow(db: Kysely<Database>, workspaceId: string, run: RunLike, phase: PhaseLike & { startedAt: string }, begun: boolean): Promise<void> {
-  const row = phaseRow(workspaceId, run, phase, begun ? [] : await selectCalls(db, run.id, phase.id))
   // Wait rows are written for decisions (decisionWaitEnded, after this): a phase without one has none.
   const before: Before = begun ? 'none' : phase.decisions.length === 0 ? 'row' : 'row and waits'
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await WRITERS[before](db, ...NOTE_KEYS.map((c) => row[c]), ...COLUMNS.map((c) => row[c]))
+    // Its call figures are counted by the statement (callFigures).
+    const row = phaseRow(workspaceId, run, phase, [])
+    await WRITERS[before](db, ...NOTE_KEYS.map((c) => row[c]), ...GIVEN.map((c) => row[c]))
     return
   }
+  const row = phaseRow(workspaceId, run, phase, begun ? [] : await selectCalls(db, run.id, phase.id))
   await noteChange(db, row, before)
   await upsertRow(db, ...COLUMNS.map((c) => row[c]))
 }
