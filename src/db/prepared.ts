@@ -10,7 +10,7 @@
 // - compiled SQL is kept per dialect adapter and only for an executor without plugins: a `withSchema(…)`
 //   or any other plugin changes the SQL, so such an executor compiles the query each time instead of
 //   reusing SQL compiled without it.
-import { sql, type Compilable, type CompiledQuery, type Expression, type Kysely } from 'kysely'
+import { sql, type Compilable, type CompiledQuery, type Expression, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from './database.js'
 import { sqliteDriverOf } from './sqlite-driver.js'
 
@@ -53,4 +53,9 @@ export function prepared<Args extends unknown[], Row>(
     }
     return run(db, entry, args)
   }
+}
+
+/** A raw statement (sql`…`) as `build` may return it: compiled against the database it was built for. */
+export function rawStatement<Row>(db: Kysely<Database>, statement: RawBuilder<Row>): Compilable<Row> {
+  return { compile: () => statement.compile(db) }
 }

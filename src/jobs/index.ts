@@ -11,6 +11,8 @@
 //                                            key (its payload and run time); a running one is left to finish.
 //   removeJob(trx, jobKey)                  drops the pending job with that key (e.g. a time-out no longer due).
 //   removeJobsSql(trx, jobKeys)             PostgreSQL: the same as select-list items of a larger statement.
+//   addJobSql / addJobCall(trx, args)       PostgreSQL: an add_job call as a select-list item of a larger statement
+//                                            (jobsInSql(trx) says whether the database adds jobs so).
 //   jobWaits(trx, jobKey)                   whether a job with that key is pending (not taken by a worker yet).
 //   createJobs(database, options) / jobs.start(app) / jobs.stop()
 //                                            wiring done once by buildApp (see app.ts); `TANDEM_WORKERS` is the
@@ -24,7 +26,7 @@
 // TANDEM_TEST_FAULT can kill the process as a job starts or ends (faults.ts, for the failover tests).
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely'
 import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
 import type { Database } from '../db/database.js'
@@ -119,7 +121,7 @@ export async function removeJobs(db: Kysely<Database>, jobKeys: string[]): Promi
  * PostgreSQL only: the remove_job calls that drop the pending jobs with these keys, one per key, as select-list
  * items of a statement that removes them as part of a larger one (once per row it selects). Undefined on SQLite.
  */
-export function removeJobsSql(db: Kysely<Database>, jobKeys: string[]) {
+export function removeJobsSql(db: Kysely<Database>, jobKeys: ReadonlyArray<string | Expression<string>>) {
   const runtime = runtimeOf(db)
   if (runtime.kind !== 'postgres' || jobKeys.length === 0) return undefined
   return jobKeys.map((key) => sql`${sql.id(runtime.schema)}.remove_job(${key})`)
@@ -135,15 +137,33 @@ export async function jobWaits(db: Kysely<Database>, jobKey: string): Promise<bo
   return (await db.selectFrom('jobs').select('id').where('job_key', '=', jobKey).where('locked_at', 'is', null).executeTakeFirst()) !== undefined
 }
 
+/** Whether jobs are added and removed by SQL calls a larger statement can hold (addJobCall, removeJobsSql): PostgreSQL. */
+export function jobsInSql(db: Kysely<Database>): boolean {
+  return runtimeOf(db).kind === 'postgres'
+}
+
+/** An add_job call's arguments: the job's name, its payload's JSON, run_at, job_key and max_attempts. */
+export type AddJobArgs = [name: string, payload: string, runAt: string, jobKey: string | null, maxAttempts: number]
+
+export function addJobArgs<K extends string>(name: K, payload: PayloadOf<K>, options: EnqueueOptions = {}): AddJobArgs {
+  return [name, JSON.stringify(payload), (options.runAt ?? new Date()).toISOString(), options.jobKey ?? null, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS]
+}
+
 /**
- * PostgreSQL only: the SQL of an add_job call, for a statement that adds a job as part of a larger one (its
- * `job` column). Undefined on SQLite.
+ * PostgreSQL only: the SQL of an add_job call with these arguments (values, or expressions standing for them in a
+ * statement compiled once: db/prepared.ts), for a statement that adds a job as part of a larger one. Undefined on
+ * SQLite.
  */
-export function addJobSql<K extends string>(db: Kysely<Database>, name: K, payload: PayloadOf<K>, options: EnqueueOptions = {}) {
+export function addJobCall(db: Kysely<Database>, args: AddJobArgs | ReadonlyArray<Expression<unknown>>): RawBuilder<unknown> | undefined {
   const runtime = runtimeOf(db)
   if (runtime.kind !== 'postgres') return undefined
-  const runAt = (options.runAt ?? new Date()).toISOString()
-  return sql`${sql.id(runtime.schema)}.add_job(${name}, ${JSON.stringify(payload)}::json, run_at => ${runAt}::timestamptz, job_key => ${options.jobKey ?? null}::text, max_attempts => ${options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS}::int)`
+  const [name, payload, runAt, jobKey, maxAttempts] = args
+  return sql`${sql.id(runtime.schema)}.add_job(${name}, ${payload}::json, run_at => ${runAt}::timestamptz, job_key => ${jobKey}::text, max_attempts => ${maxAttempts}::int)`
+}
+
+/** PostgreSQL only: the SQL of an add_job call (addJobCall), from the job as enqueueJob takes it. Undefined on SQLite. */
+export function addJobSql<K extends string>(db: Kysely<Database>, name: K, payload: PayloadOf<K>, options: EnqueueOptions = {}) {
+  return addJobCall(db, addJobArgs(name, payload, options))
 }
 
 export interface JobsOptions {

@@ -3,10 +3,10 @@
 // their own: claims and results find them by id or by agent.
 import { PostgresAdapter, sql, type Insertable, type Kysely, type QueryCreator, type RawBuilder, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
-import { prepared } from '../db/prepared.js'
+import { prepared, rawStatement } from '../db/prepared.js'
 import { columnsOf } from '../db/columns.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
-import { addJobSql, enqueueJobs, removeJobs, removeJobsSql, type JobSpec } from '../jobs/index.js'
+import { addJobArgs, addJobCall, enqueueJobs, jobsInSql, removeJobs, removeJobsSql, type JobSpec } from '../jobs/index.js'
 import { toCycle } from '../cycles/store.js'
 import { AGENT_COLUMNS } from '../agents/store.js'
 import { RECENT_MESSAGES, type RecentMessage } from '../chat/store.js'
@@ -173,41 +173,46 @@ export async function listRuns(
 /** A new task: every column the state machine gives one (the others keep their defaults). */
 export type NewTask = Omit<Insertable<RunTaskTable>, 'past_token_hashes' | 'usage'>
 
-const insertTaskRow = prepared(
-  14,
-  (
-    db,
-    id: Expression<string>, workspaceId: Expression<string>, runId: Expression<string>, phaseRunId: Expression<string>, agentId: Expression<string>,
-    attempt: Expression<number>, feedback: Expression<string | null>, delivery: Expression<'push' | 'claim'>, state: Expression<TaskState>, tokenHash: Expression<string | null>,
-    leaseUntil: Expression<string | null>, createdAt: Expression<string>, closedAt: Expression<string | null>, traceparent: Expression<string | null>,
-  ) =>
-    db.insertInto('run_tasks').values({
-      id, workspace_id: workspaceId, run_id: runId, phase_run_id: phaseRunId, agent_id: agentId, attempt, feedback, delivery, state,
-      token_hash: tokenHash, lease_until: leaseUntil, created_at: createdAt, closed_at: closedAt, traceparent,
-    }),
-)
+// A new task's columns, in the order insertTaskRow and taskWithJobs take them.
+const NEW_TASK_COLUMNS = [
+  'id', 'workspace_id', 'run_id', 'phase_run_id', 'agent_id', 'attempt', 'feedback', 'delivery', 'state', 'token_hash', 'lease_until', 'created_at', 'closed_at', 'traceparent',
+] as const satisfies ReadonlyArray<keyof NewTask>
+const newTaskValues = (args: ReadonlyArray<Expression<unknown>>) => Object.fromEntries(NEW_TASK_COLUMNS.map((column, i) => [column, args[i]])) as never
+const insertTaskRow = prepared<unknown[], never>(NEW_TASK_COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => db.insertInto('run_tasks').values(newTaskValues(args)))
+
+// PostgreSQL: a new task and its jobs in one statement, the jobs added by the select over the inserted row (a select
+// list is evaluated left to right: in order). Compiled once per number of jobs (a handful: what the engine adds with
+// a task), like every hot statement (db/prepared.ts).
+const JOB_ARITY = 5
+const taskWithJobs = new Map<number, ReturnType<typeof prepared<unknown[], never>>>()
+function insertTaskWithJobs(jobs: number) {
+  let insert = taskWithJobs.get(jobs)
+  if (!insert) {
+    insert = prepared<unknown[], never>(NEW_TASK_COLUMNS.length + JOB_ARITY * jobs, (db, ...args: Array<Expression<unknown>>) => {
+      const adds = Array.from({ length: jobs }, (_, j) => addJobCall(db, args.slice(NEW_TASK_COLUMNS.length + JOB_ARITY * j, NEW_TASK_COLUMNS.length + JOB_ARITY * (j + 1)))!)
+      return db
+        .with('task', (qc) => qc.insertInto('run_tasks').values(newTaskValues(args)).returning('id'))
+        .selectFrom('task')
+        .select(adds.map((add, i) => add.as(`job_${i}`))) as never
+    })
+    taskWithJobs.set(jobs, insert)
+  }
+  return insert
+}
 
 /** Writes a new task and adds its jobs (`jobs`, as enqueueJobs): one statement on PostgreSQL. */
 export async function insertTask(db: Kysely<Database>, task: NewTask, jobs: JobSpec[] = []): Promise<void> {
-  const row = {
+  const row: Record<(typeof NEW_TASK_COLUMNS)[number], unknown> = {
     id: task.id, workspace_id: task.workspace_id, run_id: task.run_id, phase_run_id: task.phase_run_id, agent_id: task.agent_id, attempt: task.attempt,
     feedback: task.feedback ?? null, delivery: task.delivery, state: task.state, token_hash: task.token_hash ?? null, lease_until: task.lease_until ?? null,
     created_at: task.created_at, closed_at: task.closed_at ?? null, traceparent: task.traceparent ?? null,
   }
-  const adds = jobs.map(({ name, payload, options }) => addJobSql(db, name, payload, options))
-  if (adds.length > 0 && adds.every((add) => add !== undefined)) {
-    // The jobs are added by the select over the inserted row (a select list is evaluated left to right: in order).
-    await db
-      .with('task', (qc) => qc.insertInto('run_tasks').values(row).returning('id'))
-      .selectFrom('task')
-      .select(adds.map((add, i) => add!.as(`job_${i}`)))
-      .execute()
+  const values = NEW_TASK_COLUMNS.map((column) => row[column])
+  if (jobs.length > 0 && jobsInSql(db)) {
+    await insertTaskWithJobs(jobs.length)(db, ...values, ...jobs.flatMap(({ name, payload, options }) => addJobArgs(name, payload, options)))
     return
   }
-  await insertTaskRow(
-    db, row.id, row.workspace_id, row.run_id, row.phase_run_id, row.agent_id, row.attempt, row.feedback, row.delivery, row.state,
-    row.token_hash, row.lease_until, row.created_at, row.closed_at, row.traceparent,
-  )
+  await insertTaskRow(db, ...values)
   await enqueueJobs(db, jobs)
 }
 
@@ -229,20 +234,29 @@ const closeTaskQuery = (db: QueryCreator<Database>, id: Expression<string>, stat
   db.updateTable('run_tasks').set({ state, closed_at: at, lease_until: null }).where('id', '=', id).where('state', '=', 'open').returning('id')
 const closeTaskRow = prepared(3, closeTaskQuery)
 
+// PostgreSQL: the task closed and its jobs removed in one statement, compiled once per number of job keys (the
+// engine passes one or two).
+const closeWithRemovals = new Map<number, ReturnType<typeof prepared<unknown[], { id: string }>>>()
+function closeTaskRemoving(keys: number) {
+  let close = closeWithRemovals.get(keys)
+  if (!close) {
+    close = prepared<unknown[], { id: string }>(3 + keys, (db, id, state, at, ...jobKeys) =>
+      db
+        .with('closed', (qc) => closeTaskQuery(qc, id as Expression<string>, state as Expression<Exclude<TaskState, 'open'>>, at as Expression<string>))
+        .selectFrom('closed')
+        .select(removeJobsSql(db, jobKeys as Array<Expression<string>>)!.map((removal, i) => removal.as(`removed_${i}`))) as never,
+    )
+    closeWithRemovals.set(keys, close)
+  }
+  return close
+}
+
 /**
  * Closes the task if it is still open and drops its pending jobs (`jobKeys`: its time-out, a delivery still
  * waiting), which are no longer due; false, removing nothing, when it was not open. One statement on PostgreSQL.
  */
 export async function closeTask(db: Kysely<Database>, id: string, state: Exclude<TaskState, 'open'>, at: string, jobKeys: string[]): Promise<boolean> {
-  const removals = removeJobsSql(db, jobKeys)
-  if (removals) {
-    const rows = await db
-      .with('closed', (qc) => closeTaskQuery(qc, sql.val(id), sql.val(state), sql.val(at)))
-      .selectFrom('closed')
-      .select(removals.map((removal, i) => removal.as(`removed_${i}`)))
-      .execute()
-    return rows.length > 0
-  }
+  if (jobKeys.length > 0 && jobsInSql(db)) return (await closeTaskRemoving(jobKeys.length)(db, id, state, at, ...jobKeys)).length > 0
   if ((await closeTaskRow(db, id, state, at)).length === 0) return false
   await removeJobs(db, jobKeys)
   return true
@@ -266,21 +280,27 @@ export async function closeOpenTasks(db: Kysely<Database>, runId: string, state:
  * taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live one
  * (src/failover/registry.ts), which finds the lease held and adds the watchdog then.
  *
- * Only when the lease looks held, `watchdog` (an add_job call, jobs/index.ts addJobSql) is added to look again
+ * Only when the lease looks held, `watchdog()` (an add_job call, jobs/index.ts addJobSql) is added to look again
  * once it ends, decided again on the locked row (watchOrLease). The first statement saw the row as of its start:
  * a holder that released the lease and queued its next look just after would otherwise find that look replaced by
  * the watchdog, a lease's length later. `task` is undefined when the task is missing or closed (no watchdog then).
  */
-export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
-  const { rows } = await sql<TaskRow & { leased: boolean }>`with task as (
+const leaseTask = prepared(3, (db, id: Expression<string>, at: Expression<string>, until: Expression<string>) =>
+  rawStatement(
+    db,
+    sql<TaskRow & { leased: boolean }>`with task as (
     select ${taskColumns('run_tasks')} from run_tasks where id = ${id} and state = 'open'
   ), leased as (
     update run_tasks set lease_until = ${until}
     where id in (select id from task) and state = 'open' and (lease_until is null or lease_until <= ${at})
     returning id
   )
-  select ${taskColumns('task')}, exists (select 1 from leased) as leased from task`.execute(db)
-  const [row] = rows
+  select ${taskColumns('task')}, exists (select 1 from leased) as leased from task`,
+  ),
+)
+
+export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: () => RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
+  const [row] = await leaseTask(db, id, at, until)
   if (!row) return { task: undefined, leased: false }
   const { leased, ...task } = row
   if (leased === true) return { task: { ...(task as TaskRow), lease_until: until }, leased: true }
@@ -293,7 +313,7 @@ export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string
  * before it queues or removes the task's delivery job, so it waits for this transaction and then replaces or removes
  * the watchdog: the watchdog never outlives a release it did not see.
  */
-async function watchOrLease(db: Kysely<Database>, id: string, at: string, until: string, watchdog: RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
+async function watchOrLease(db: Kysely<Database>, id: string, at: string, until: string, watchdog: () => RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
   return db.transaction().execute(async (trx) => {
     const { rows } = await sql<TaskRow>`select * from run_tasks where id = ${id} and state = 'open' for update`.execute(trx)
     const [task] = rows
@@ -302,7 +322,7 @@ async function watchOrLease(db: Kysely<Database>, id: string, at: string, until:
       await trx.updateTable('run_tasks').set({ lease_until: until }).where('id', '=', id).execute()
       return { task: { ...task, lease_until: until }, leased: true }
     }
-    await sql`select ${watchdog}`.execute(trx)
+    await sql`select ${watchdog()}`.execute(trx)
     return { task, leased: false }
   })
 }

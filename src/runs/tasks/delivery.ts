@@ -179,7 +179,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
     const at = Date.now()
     // One statement: the open task read and its lease taken or, when another holds it, the watchdog added, which
     // delivers again once that lease ends (the holder may have died).
-    const watchdog = addJobSql(db, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) }) as RawBuilder<unknown>
+    const watchdog = () => addJobSql(db, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) }) as RawBuilder<unknown>
     const leased = await leaseOpenTask(db, job.taskId, new Date(at).toISOString(), new Date(at + leaseMs).toISOString(), watchdog)
     if (!leased.task || !leased.leased) return
     task = leased.task
