@@ -6,7 +6,7 @@
 // Matching webhook deliveries, and their jobs, are created in the same transaction.
 import { PostgresAdapter, sql, type Kysely, type Selectable, type Expression } from 'kysely'
 import type { Database } from '../db/database.js'
-import { prepared } from '../db/prepared.js'
+import { prepared, rawStatement } from '../db/prepared.js'
 import { deferToCommit, defersToCommit } from '../db/before-commit.js'
 import { now } from '../ids.js'
 import { EVENTS_CHANNEL, wakeLocally } from './wakeups.js'
@@ -130,8 +130,7 @@ async function writeOnPostgres(db: Kysely<Database>, streams: Map<string, Pendin
   for (const streamId of [...streams.keys()].sort()) {
     const events = streams.get(streamId)!
     const { workspaceId } = events[0]!
-    const { rows } = await appendOnPostgres(streamId, workspaceId, events).execute(db)
-    const [row] = rows
+    const [row] = await appendOnPostgres(db, streamId, workspaceId, events.length, events.map((e) => e.type), events.map((e) => e.json), events.map((e) => e.createdAt))
     if (!row || row.id === null) throw new Error(`no event appended to stream ${streamId}`)
     const first = Number(row.id) - events.length + 1
     for (const [i, pending] of events.entries()) {
@@ -144,27 +143,31 @@ async function writeOnPostgres(db: Kysely<Database>, streams: Map<string, Pendin
 /**
  * One round trip for a stream's events on PostgreSQL: the head bumped by their number, the rows written with the
  * ids it frees, listeners notified once (at commit) and the workspace's webhook subscriptions read
- * (scheduleDeliveries' candidates). The same text whatever the number of events (they go as arrays), so the server
- * plans it once per connection. Answers the last id written.
+ * (scheduleDeliveries' candidates). The same text whatever the number of events (they go as arrays), so it is
+ * compiled once (db/prepared.ts) and the server plans it once per connection. Answers the last id written.
  */
-function appendOnPostgres(streamId: string, workspaceId: string, events: PendingEvent[]) {
-  const count = events.length
-  return sql<{ id: number | string | null; hooks: Subscription[] | null }>`with head as (
+const appendOnPostgres = prepared(
+  6,
+  (db, streamId: Expression<string>, workspaceId: Expression<string>, count: Expression<number>, types: Expression<string[]>, data: Expression<string[]>, createdAts: Expression<string[]>) =>
+    rawStatement(
+      db,
+      sql<{ id: number | string | null; hooks: Subscription[] | null }>`with head as (
     insert into stream_event_heads (stream_id, workspace_id, last_id, purged_through) values (${streamId}, ${workspaceId}, ${count}::int, 0)
     on conflict (stream_id) do update set last_id = stream_event_heads.last_id + excluded.last_id
     returning last_id
   ), appended as (
     insert into stream_events (stream_id, id, workspace_id, type, data, created_at)
     select ${streamId}, head.last_id - ${count}::int + e.n, ${workspaceId}, e.type, e.data, e.created_at
-    from head, unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => e.json)}::text[], ${events.map((e) => e.createdAt)}::text[])
+    from head, unnest(${types}::text[], ${data}::text[], ${createdAts}::text[])
       with ordinality as e(type, data, created_at, n)
     returning id
   )
   select max(appended.id) as id, pg_notify(${EVENTS_CHANNEL}, ${streamId} || ':' || max(appended.id)) as notified,
     (select json_agg(json_build_object('id', w.id, 'events', w.events, 'stream_id', w.stream_id)) from webhooks w
       where w.workspace_id = ${workspaceId} and w.enabled = 1) as hooks
-  from appended`
-}
+  from appended`,
+    ),
+)
 
 const selectAfter = prepared(3, (db, streamId: Expression<string>, after: Expression<number>, limit: Expression<number>) =>
   db
