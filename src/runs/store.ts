@@ -274,17 +274,7 @@ export async function closeOpenTasks(db: Kysely<Database>, runId: string, state:
   return rows.map((row) => row.id)
 }
 
-/**
- * PostgreSQL: deliverTask's first statement. Reads the task if it is open; if so, takes its delivery lease until
- * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease). A lease
- * taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live one
- * (src/failover/registry.ts), which finds the lease held and adds the watchdog then.
- *
- * Only when the lease looks held, `watchdog()` (an add_job call, jobs/index.ts addJobSql) is added to look again
- * once it ends, decided again on the locked row (watchOrLease). The first statement saw the row as of its start:
- * a holder that released the lease and queued its next look just after would otherwise find that look replaced by
- * the watchdog, a lease's length later. `task` is undefined when the task is missing or closed (no watchdog then).
- */
+// leaseOpenTask's statement: the open task read and, if no one holds its lease, the lease taken.
 const leaseTask = prepared(3, (db, id: Expression<string>, at: Expression<string>, until: Expression<string>) =>
   rawStatement(
     db,
@@ -299,6 +289,17 @@ const leaseTask = prepared(3, (db, id: Expression<string>, at: Expression<string
   ),
 )
 
+/**
+ * PostgreSQL: deliverTask's first statement. Reads the task if it is open; if so, takes its delivery lease until
+ * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease). A lease
+ * taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live one
+ * (src/failover/registry.ts), which finds the lease held and adds the watchdog then.
+ *
+ * Only when the lease looks held, `watchdog()` (an add_job call, jobs/index.ts addJobSql) is added to look again
+ * once it ends, decided again on the locked row (watchOrLease). The first statement saw the row as of its start:
+ * a holder that released the lease and queued its next look just after would otherwise find that look replaced by
+ * the watchdog, a lease's length later. `task` is undefined when the task is missing or closed (no watchdog then).
+ */
 export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: () => RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
   const [row] = await leaseTask(db, id, at, until)
   if (!row) return { task: undefined, leased: false }
