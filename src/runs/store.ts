@@ -5,6 +5,7 @@ import { PostgresAdapter, sql, type Insertable, type Kysely, type QueryCreator, 
 import type { Database } from '../db/database.js'
 import { prepared, rawStatement } from '../db/prepared.js'
 import { columnsOf } from '../db/columns.js'
+import { keptOrMade } from '../kept.js'
 import { sqliteDriverOf } from '../db/sqlite-driver.js'
 import { addJobArgs, addJobCall, enqueueJobs, jobsInSql, removeJobs, removeJobsSql, type JobSpec } from '../jobs/index.js'
 import { toCycle } from '../cycles/store.js'
@@ -181,24 +182,21 @@ const newTaskValues = (args: ReadonlyArray<Expression<unknown>>) => Object.fromE
 const insertTaskRow = prepared<unknown[], never>(NEW_TASK_COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => db.insertInto('run_tasks').values(newTaskValues(args)))
 
 // PostgreSQL: a new task and its jobs in one statement, the jobs added by the select over the inserted row (a select
-// list is evaluated left to right: in order). Compiled once per number of jobs (a handful: what the engine adds with
-// a task), like every hot statement (db/prepared.ts).
+// list is evaluated left to right: in order). Compiled once per number of jobs, like every hot statement
+// (db/prepared.ts); the engine adds one job with a task, and at most SHAPES counts are kept.
 const JOB_ARITY = 5
+const SHAPES = 8
 const taskWithJobs = new Map<number, ReturnType<typeof prepared<unknown[], never>>>()
-function insertTaskWithJobs(jobs: number) {
-  let insert = taskWithJobs.get(jobs)
-  if (!insert) {
-    insert = prepared<unknown[], never>(NEW_TASK_COLUMNS.length + JOB_ARITY * jobs, (db, ...args: Array<Expression<unknown>>) => {
+const insertTaskWithJobs = (jobs: number) =>
+  keptOrMade(taskWithJobs, jobs, SHAPES, () =>
+    prepared<unknown[], never>(NEW_TASK_COLUMNS.length + JOB_ARITY * jobs, (db, ...args: Array<Expression<unknown>>) => {
       const adds = Array.from({ length: jobs }, (_, j) => addJobCall(db, args.slice(NEW_TASK_COLUMNS.length + JOB_ARITY * j, NEW_TASK_COLUMNS.length + JOB_ARITY * (j + 1)))!)
       return db
         .with('task', (qc) => qc.insertInto('run_tasks').values(newTaskValues(args)).returning('id'))
         .selectFrom('task')
         .select(adds.map((add, i) => add.as(`job_${i}`))) as never
-    })
-    taskWithJobs.set(jobs, insert)
-  }
-  return insert
-}
+    }),
+  )
 
 /** Writes a new task and adds its jobs (`jobs`, as enqueueJobs): one statement on PostgreSQL. */
 export async function insertTask(db: Kysely<Database>, task: NewTask, jobs: JobSpec[] = []): Promise<void> {
@@ -235,21 +233,17 @@ const closeTaskQuery = (db: QueryCreator<Database>, id: Expression<string>, stat
 const closeTaskRow = prepared(3, closeTaskQuery)
 
 // PostgreSQL: the task closed and its jobs removed in one statement, compiled once per number of job keys (the
-// engine passes one or two).
+// engine passes two; at most SHAPES counts are kept).
 const closeWithRemovals = new Map<number, ReturnType<typeof prepared<unknown[], { id: string }>>>()
-function closeTaskRemoving(keys: number) {
-  let close = closeWithRemovals.get(keys)
-  if (!close) {
-    close = prepared<unknown[], { id: string }>(3 + keys, (db, id, state, at, ...jobKeys) =>
+const closeTaskRemoving = (keys: number) =>
+  keptOrMade(closeWithRemovals, keys, SHAPES, () =>
+    prepared<unknown[], { id: string }>(3 + keys, (db, id, state, at, ...jobKeys) =>
       db
         .with('closed', (qc) => closeTaskQuery(qc, id as Expression<string>, state as Expression<Exclude<TaskState, 'open'>>, at as Expression<string>))
         .selectFrom('closed')
         .select(removeJobsSql(db, jobKeys as Array<Expression<string>>)!.map((removal, i) => removal.as(`removed_${i}`))) as never,
-    )
-    closeWithRemovals.set(keys, close)
-  }
-  return close
-}
+    ),
+  )
 
 /**
  * Closes the task if it is still open and drops its pending jobs (`jobKeys`: its time-out, a delivery still
