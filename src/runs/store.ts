@@ -77,7 +77,7 @@ export async function lockRun(db: Kysely<Database>, id: string): Promise<{ run: 
 // parameters meet an index in a join is planned again at every run once its parameters are bound (sqlite3_prepare
 // docs: "the statement will be automatically recompiled"), which made the five-table join cost 120–140 µs per
 // delivery; lookups of one row by key over one table take SQLite's planner short cut and cost a few µs each.
-const selectDeliveryContext = prepared(3, (db, runId: Expression<string>, workspaceId: Expression<string>, agentId: Expression<string>) => {
+const deliveryContextQuery = (db: Kysely<Database>, runId: Expression<string>, workspaceId: Expression<string>, agentId: Expression<string>) => {
   const cycleId = sql<string>`(runs.document::json ->> 'cycleId')`
   return db
     .selectFrom('runs')
@@ -94,7 +94,8 @@ const selectDeliveryContext = prepared(3, (db, runId: Expression<string>, worksp
     )
     .where('runs.id', '=', runId)
     .where('runs.workspace_id', '=', workspaceId)
-})
+}
+const selectDeliveryContext = prepared(3, deliveryContextQuery)
 const selectRunContext = prepared(2, (db, runId: Expression<string>, workspaceId: Expression<string>) =>
   db
     .selectFrom('runs')
@@ -136,6 +137,19 @@ export interface DeliveryContext {
   recentMessages?: RecentMessage[]
 }
 
+/** The columns of the delivery's reads (deliveryContextQuery's). */
+const CONTEXT_COLUMNS = [...AGENT_COLUMNS, 'run_document', 'stream_name', 'cycle_description', 'credential_row_id', 'credential_key_id', 'credential_ciphertext', 'recent_messages'] as const
+/** A row of the delivery's reads, as either database's queries give it (its agent columns null when the agent is gone). */
+type DeliveryContextRow = Record<(typeof AGENT_COLUMNS)[number], unknown> & {
+  run_document: string | null
+  stream_name: string | null
+  cycle_description: string | null
+  credential_row_id: string | null
+  credential_key_id: string | null
+  credential_ciphertext: string | null
+  recent_messages: string | null
+}
+
 /** What delivering a task reads; undefined when the run does not exist (in that workspace). */
 export async function findDeliveryContext(db: Kysely<Database>, runId: string, workspaceId: string, agentId: string): Promise<DeliveryContext | undefined> {
   let row
@@ -146,8 +160,12 @@ export async function findDeliveryContext(db: Kysely<Database>, runId: string, w
     const [agentRow] = await selectAgentContext(db, agentId, workspaceId)
     row = { ...runRow, ...(agentRow ?? { id: null, credential_row_id: null, credential_key_id: null, credential_ciphertext: null }), recent_messages: null }
   }
-  if (!row) return undefined
+  return row && toDeliveryContext(row as DeliveryContextRow)
+}
+
+function toDeliveryContext(row: DeliveryContextRow): DeliveryContext | undefined {
   const { run_document, stream_name, cycle_description, credential_row_id, credential_key_id, credential_ciphertext, recent_messages, ...agent } = row
+  if (run_document === null) return undefined
   return {
     ...(recent_messages === null ? {} : { recentMessages: JSON.parse(recent_messages) as RecentMessage[] }),
     run: JSON.parse(run_document) as Run,
@@ -268,37 +286,57 @@ export async function closeOpenTasks(db: Kysely<Database>, runId: string, state:
   return rows.map((row) => row.id)
 }
 
-// leaseOpenTask's statement: the open task read and, if no one holds its lease, the lease taken.
+// leaseOpenTask's statement: the open task read and, if no one holds its lease, the lease taken; with what its
+// delivery reads (findDeliveryContext's query, on the task's run and agent), so that a delivery on PostgreSQL
+// begins with one round trip, not two. The task's columns come prefixed: the agent's row has columns of the same names.
+const TASK_PREFIX = 'task_'
+type LeaseRow = { [C in (typeof TASK_COLUMNS)[number] as `task_${C}`]: TaskRow[C] } & DeliveryContextRow & { leased: boolean }
 const leaseTask = prepared(3, (db, id: Expression<string>, at: Expression<string>, until: Expression<string>) =>
   rawStatement(
     db,
-    sql<TaskRow & { leased: boolean }>`with task as (
+    sql<LeaseRow>`with task as (
     select ${taskColumns('run_tasks')} from run_tasks where id = ${id} and state = 'open'
   ), leased as (
     update run_tasks set lease_until = ${until}
     where id in (select id from task) and state = 'open' and (lease_until is null or lease_until <= ${at})
     returning id
   )
-  select ${taskColumns('task')}, exists (select 1 from leased) as leased from task`,
+  select ${sql.join(TASK_COLUMNS.map((column) => sql`${sql.ref(`task.${column}`)} as ${sql.ref(TASK_PREFIX + column)}`))}, exists (select 1 from leased) as leased,
+    ${sql.join(CONTEXT_COLUMNS.map((column) => sql.ref(`context.${column}`)))}
+  from task left join lateral ${deliveryContextQuery(db, sql.ref<string>('task.run_id'), sql.ref<string>('task.workspace_id'), sql.ref<string>('task.agent_id'))} as context on true`,
   ),
 )
+
+/** The lease statement's row: the task, whether it was leased, and the delivery's reads. */
+function fromLeaseRow(row: LeaseRow): { task: TaskRow; leased: boolean; context: DeliveryContext | undefined } {
+  const task = Object.fromEntries(TASK_COLUMNS.map((column) => [column, row[`${TASK_PREFIX}${column}`]])) as TaskRow
+  const context = Object.fromEntries(CONTEXT_COLUMNS.map((column) => [column, row[column]])) as DeliveryContextRow
+  return { task, leased: row.leased === true, context: toDeliveryContext(context) }
+}
 
 /**
  * PostgreSQL: deliverTask's first statement. Reads the task if it is open; if so, takes its delivery lease until
  * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease). A lease
  * taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live one
- * (src/failover/registry.ts), which finds the lease held and adds the watchdog then.
+ * (src/failover/registry.ts), which finds the lease held and adds the watchdog then. A lease taken comes with
+ * the delivery's reads (`context`, findDeliveryContext's), as of the same statement.
  *
  * Only when the lease looks held, `watchdog()` (an add_job call, jobs/index.ts addJobSql) is added to look again
  * once it ends, decided again on the locked row (watchOrLease). The first statement saw the row as of its start:
  * a holder that released the lease and queued its next look just after would otherwise find that look replaced by
  * the watchdog, a lease's length later. `task` is undefined when the task is missing or closed (no watchdog then).
  */
-export async function leaseOpenTask(db: Kysely<Database>, id: string, at: string, until: string, watchdog: () => RawBuilder<unknown>): Promise<{ task: TaskRow | undefined; leased: boolean }> {
+export async function leaseOpenTask(
+  db: Kysely<Database>,
+  id: string,
+  at: string,
+  until: string,
+  watchdog: () => RawBuilder<unknown>,
+): Promise<{ task: TaskRow | undefined; leased: boolean; context?: DeliveryContext | undefined }> {
   const [row] = await leaseTask(db, id, at, until)
   if (!row) return { task: undefined, leased: false }
-  const { leased, ...task } = row
-  if (leased === true) return { task: { ...(task as TaskRow), lease_until: until }, leased: true }
+  const { task, leased, context } = fromLeaseRow(row)
+  if (leased) return { task: { ...task, lease_until: until }, leased: true, context }
   return watchOrLease(db, id, at, until, watchdog)
 }
 

@@ -24,7 +24,7 @@ import type { AdapterContext, AgentOutput, AgentTarget, DeliveryOutcome, JsonObj
 import { adapterFor } from '../adapters/index.js'
 import { phaseAnswered, phaseFailed, runProblem, taskToken } from '../machine/machine.js'
 import { DELIVER_TASK_JOB, TIMEOUT_JOB, deliveryKey, timeoutKey, type DeliveryJob } from '../machine/jobs.js'
-import { closeTask, findDeliveryContext, findTask, leaseOpenTask, releaseTaskLease, type TaskRow } from '../store.js'
+import { closeTask, findDeliveryContext, findTask, leaseOpenTask, releaseTaskLease, type DeliveryContext, type TaskRow } from '../store.js'
 import { buildTaskPayload, publicBase } from './payload.js'
 import { withLockedRun } from '../machine/locked.js'
 import { failStreamingMessage } from '../../chat/streaming.js'
@@ -90,12 +90,21 @@ function timeoutJob(task: TaskRow, settings: FastifyInstance['config']['runs']):
 
 const scrub = (detail: string, secret: string | null) => (secret && secret.length > 0 ? detail.split(secret).join('…') : detail)
 
-/** One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more. */
-async function attempt(app: FastifyInstance, task: TaskRow, job: DeliveryJob, shutdown: AbortSignal): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string; streams?: boolean } | null> {
+/**
+ * One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more.
+ * `read`: what the delivery reads, when the lease's statement read it (PostgreSQL).
+ */
+async function attempt(
+  app: FastifyInstance,
+  task: TaskRow,
+  job: DeliveryJob,
+  shutdown: AbortSignal,
+  read: DeliveryContext | undefined,
+): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string; streams?: boolean } | null> {
   const { db } = app.database
   // The run, its stream and cycle, the agent and its credential (and on PostgreSQL the stream's latest messages):
-  // one query on PostgreSQL, two on SQLite.
-  const stored = await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id)
+  // read with the lease on PostgreSQL, in two queries on SQLite.
+  const stored = read ?? (await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id))
   if (!stored) return null
   const { run } = stored
   const unavailable = (detail: string) => ({ outcome: { kind: 'failed', code: 'agent-unavailable', detail } as DeliveryOutcome, secret: null })
@@ -174,21 +183,23 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
   const settings = app.config.runs
   const key = deliveryKey(job.taskId)
   let task: TaskRow | undefined
+  let read: DeliveryContext | undefined
   if (dialect === 'postgres') {
     const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
     const at = Date.now()
-    // One statement: the open task read and its lease taken or, when another holds it, the watchdog added, which
-    // delivers again once that lease ends (the holder may have died).
+    // One statement: the open task read and its lease taken, with what the delivery reads, or, when another holds
+    // the lease, the watchdog added, which delivers again once that lease ends (the holder may have died).
     const watchdog = () => addJobSql(db, DELIVER_TASK_JOB, job, { jobKey: key, runAt: new Date(at + leaseMs + 100) }) as RawBuilder<unknown>
     const leased = await leaseOpenTask(db, job.taskId, new Date(at).toISOString(), new Date(at + leaseMs).toISOString(), watchdog)
     if (!leased.task || !leased.leased) return
     task = leased.task
+    read = leased.context
   } else {
     task = await findTask(db, job.taskId)
     if (!task || task.state !== 'open') return
   }
   const open = task
-  const result = await attempt(app, open, job, shutdown)
+  const result = await attempt(app, open, job, shutdown, read)
   if (!result) return
   const { outcome, secret } = result
   const done = async () => {
