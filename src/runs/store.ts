@@ -24,18 +24,32 @@ export type TaskRow = Selectable<RunTaskTable>
 
 const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter
 
-const insertRow = prepared(
-  10,
-  (
-    db,
-    id: Expression<string>, workspaceId: Expression<string>, streamId: Expression<string>, status: Expression<RunStatus>, document: Expression<string>,
-    traceparent: Expression<string | null>, createdAt: Expression<string>, triggerKind: Expression<Run['trigger']['kind']>, triggerId: Expression<string | null>, depth: Expression<number>,
-  ) =>
-    db.insertInto('runs').values({ id, workspace_id: workspaceId, stream_id: streamId, status, document, traceparent, created_at: createdAt, trigger_kind: triggerKind, trigger_id: triggerId, depth }),
-)
+const RUN_ARITY = 10
+const runValues = (args: ReadonlyArray<Expression<unknown>>) => {
+  const [id, workspace_id, stream_id, status, document, traceparent, created_at, trigger_kind, trigger_id, depth] = args
+  return { id, workspace_id, stream_id, status, document, traceparent, created_at, trigger_kind, trigger_id, depth } as never
+}
+const insertRow = prepared<unknown[], never>(RUN_ARITY, (db, ...args: Array<Expression<unknown>>) => db.insertInto('runs').values(runValues(args)))
 
-export async function insertRun(db: Kysely<Database>, workspaceId: string, run: Run, traceparent: string | null): Promise<void> {
-  await insertRow(db, run.id, workspaceId, run.streamId, run.status, JSON.stringify(run), traceparent, run.createdAt, run.trigger.kind, run.trigger.id, run.depth)
+/** A new run's first task and its jobs, written with the run's row (insertRun). */
+export interface FirstTask {
+  task: NewTask
+  jobs: JobSpec[]
+}
+
+/**
+ * Writes a new run's row, then its first tasks (`tasks`, each as insertTask writes it). PostgreSQL: a run with one
+ * task that adds jobs is one statement (insertRunWithTask).
+ */
+export async function insertRun(db: Kysely<Database>, workspaceId: string, run: Run, traceparent: string | null, tasks: readonly FirstTask[] = []): Promise<void> {
+  const values = [run.id, workspaceId, run.streamId, run.status, JSON.stringify(run), traceparent, run.createdAt, run.trigger.kind, run.trigger.id, run.depth]
+  const [first] = tasks
+  if (first && tasks.length === 1 && first.jobs.length > 0 && jobsInSql(db)) {
+    await insertRunWithTask(first.jobs.length)(db, ...values, ...taskValues(first.task), ...first.jobs.flatMap(({ name, payload, options }) => addJobArgs(name, payload, options)))
+    return
+  }
+  await insertRow(db, ...values)
+  for (const { task, jobs } of tasks) await insertTask(db, task, jobs)
 }
 
 const updateRow = prepared(3, (db, status: Expression<RunStatus>, document: Expression<string>, id: Expression<string>) => db.updateTable('runs').set({ status, document }).where('id', '=', id))
@@ -200,30 +214,52 @@ const newTaskValues = (args: ReadonlyArray<Expression<unknown>>) => Object.fromE
 const insertTaskRow = prepared<unknown[], never>(NEW_TASK_COLUMNS.length, (db, ...args: Array<Expression<unknown>>) => db.insertInto('run_tasks').values(newTaskValues(args)))
 
 // PostgreSQL: a new task and its jobs in one statement, the jobs added by the select over the inserted row (a select
-// list is evaluated left to right: in order). Compiled once per number of jobs, like every hot statement
-// (db/prepared.ts); the engine adds one job with a task, and at most SHAPES counts are kept.
+// list is evaluated left to right: in order); a new run's row can come first in it, as a statement of the WITH (the
+// task refers to the row: the reference is checked at the statement's end, when both rows exist). Compiled once per
+// number of jobs, like every hot statement (db/prepared.ts); the engine adds one job with a task, and at most SHAPES
+// counts are kept.
 const JOB_ARITY = 5
 const SHAPES = 8
+const taskWithJobsQuery = (db: Kysely<Database>, from: QueryCreator<Database>, task: ReadonlyArray<Expression<unknown>>, jobArgs: ReadonlyArray<Expression<unknown>>) => {
+  const adds = Array.from({ length: jobArgs.length / JOB_ARITY }, (_, j) => addJobCall(db, jobArgs.slice(JOB_ARITY * j, JOB_ARITY * (j + 1)))!)
+  return from
+    .with('task', (qc) => qc.insertInto('run_tasks').values(newTaskValues(task)).returning('id'))
+    .selectFrom('task')
+    .select(adds.map((add, i) => add.as(`job_${i}`))) as never
+}
 const taskWithJobs = new Map<number, ReturnType<typeof prepared<unknown[], never>>>()
 const insertTaskWithJobs = (jobs: number) =>
   keptOrMade(taskWithJobs, jobs, SHAPES, () =>
-    prepared<unknown[], never>(NEW_TASK_COLUMNS.length + JOB_ARITY * jobs, (db, ...args: Array<Expression<unknown>>) => {
-      const adds = Array.from({ length: jobs }, (_, j) => addJobCall(db, args.slice(NEW_TASK_COLUMNS.length + JOB_ARITY * j, NEW_TASK_COLUMNS.length + JOB_ARITY * (j + 1)))!)
-      return db
-        .with('task', (qc) => qc.insertInto('run_tasks').values(newTaskValues(args)).returning('id'))
-        .selectFrom('task')
-        .select(adds.map((add, i) => add.as(`job_${i}`))) as never
-    }),
+    prepared<unknown[], never>(NEW_TASK_COLUMNS.length + JOB_ARITY * jobs, (db, ...args: Array<Expression<unknown>>) =>
+      taskWithJobsQuery(db, db, args.slice(0, NEW_TASK_COLUMNS.length), args.slice(NEW_TASK_COLUMNS.length)),
+    ),
+  )
+const runWithTask = new Map<number, ReturnType<typeof prepared<unknown[], never>>>()
+const insertRunWithTask = (jobs: number) =>
+  keptOrMade(runWithTask, jobs, SHAPES, () =>
+    prepared<unknown[], never>(RUN_ARITY + NEW_TASK_COLUMNS.length + JOB_ARITY * jobs, (db, ...args: Array<Expression<unknown>>) =>
+      taskWithJobsQuery(
+        db,
+        db.with('run', (qc) => qc.insertInto('runs').values(runValues(args.slice(0, RUN_ARITY))).returning('id')) as unknown as QueryCreator<Database>,
+        args.slice(RUN_ARITY, RUN_ARITY + NEW_TASK_COLUMNS.length),
+        args.slice(RUN_ARITY + NEW_TASK_COLUMNS.length),
+      ),
+    ),
   )
 
-/** Writes a new task and adds its jobs (`jobs`, as enqueueJobs): one statement on PostgreSQL. */
-export async function insertTask(db: Kysely<Database>, task: NewTask, jobs: JobSpec[] = []): Promise<void> {
+/** A new task's values, in NEW_TASK_COLUMNS' order. */
+function taskValues(task: NewTask): unknown[] {
   const row: Record<(typeof NEW_TASK_COLUMNS)[number], unknown> = {
     id: task.id, workspace_id: task.workspace_id, run_id: task.run_id, phase_run_id: task.phase_run_id, agent_id: task.agent_id, attempt: task.attempt,
     feedback: task.feedback ?? null, delivery: task.delivery, state: task.state, token_hash: task.token_hash ?? null, lease_until: task.lease_until ?? null,
     created_at: task.created_at, closed_at: task.closed_at ?? null, traceparent: task.traceparent ?? null,
   }
-  const values = NEW_TASK_COLUMNS.map((column) => row[column])
+  return NEW_TASK_COLUMNS.map((column) => row[column])
+}
+
+/** Writes a new task and adds its jobs (`jobs`, as enqueueJobs): one statement on PostgreSQL. */
+export async function insertTask(db: Kysely<Database>, task: NewTask, jobs: JobSpec[] = []): Promise<void> {
+  const values = taskValues(task)
   if (jobs.length > 0 && jobsInSql(db)) {
     await insertTaskWithJobs(jobs.length)(db, ...values, ...jobs.flatMap(({ name, payload, options }) => addJobArgs(name, payload, options)))
     return

@@ -24,7 +24,7 @@ import type { SavedCycle } from '../../cycles/schemas.js'
 import type { AgentOutput, ProblemCode, Usage } from '../adapters/adapter.js'
 import { adapterFor } from '../adapters/index.js'
 import { authModeProblem } from '../adapters/auth-mode.js'
-import { closeOpenTasks, insertRun, insertTask, updateRun, type NewTask } from '../store.js'
+import { closeOpenTasks, insertRun, insertTask, updateRun, type FirstTask, type NewTask } from '../store.js'
 import { recordRunEvent } from '../events.js'
 import type { PhaseRun, Run, RunProblem, RunTrigger } from '../schemas.js'
 import { FINISHED_RUN_STATUSES, statusInWords } from '../schemas.js'
@@ -88,17 +88,16 @@ export interface Transition {
  * The one place a run is written: the move is checked against the transition tables (transitions.ts; an
  * illegal one throws), then the row and its event, in the caller's transaction.
  */
-export async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot, after: Deferred = []): Promise<void> {
+export async function persistRun(t: Transition, run: Run, event: RunEvent, before: RunSnapshot, firstTasks: FirstTask[] = []): Promise<void> {
   checkTransition(event, before, run)
   const waiting = openWaits(run)
   // Phases that began or stopped awaiting a decision start or stop their decision clock (its timers' jobs).
   const afterwards = await syncDecisionClocks(t, run, before)
   // Phases that stopped being at work settle their task tool route calls left in flight (tool-calls/store.ts settleEndedCalls).
   await settleEndedCalls(t, run, before)
-  // A new run's row is written once, whole; then what refers to it (its first task, deferred by createRun).
-  if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent)
+  // A new run's row is written once, whole, with what refers to it (its first task, deferred by createRun).
+  if (event === 'create') await insertRun(t.db, t.workspaceId, run, t.traceparent, firstTasks)
   else await updateRun(t.db, run)
-  for (const write of after) await write()
   // A run started over A2A: its task's last change and status history (src/a2a/history.ts).
   await noteTaskChange(t.db, run)
   // A phase done by a remote A2A agent that stops waiting on operators: its task's clock runs again (src/a2a/remote-clock.ts).
@@ -183,9 +182,9 @@ export async function createRun(
   // task is written after the run's row (which it refers to), so that the row is inserted once, as it ends.
   run.startedAt = run.createdAt
   run.status = 'running'
-  const deferred: Deferred = []
-  await beginPhase(t, run, 0, null, deferred, retried ? undefined : input.firstAgent)
-  await persistRun(t, run, 'create', NEW_RUN, deferred)
+  const firstTasks: FirstTask[] = []
+  await beginPhase(t, run, 0, null, firstTasks, retried ? undefined : input.firstAgent)
+  await persistRun(t, run, 'create', NEW_RUN, firstTasks)
   return run
 }
 
@@ -205,15 +204,12 @@ function finishRun(run: Run, status: Run['status'], error: RunProblem | null = n
   run.finishedAt = now()
 }
 
-/** Writes that wait for the run's row (a new run's first task): run by persistRun after it writes the row. */
-type Deferred = Array<() => Promise<void>>
-
 /**
  * Starts phase `index` (or finishes the run after the last one); `feedback` is a revise note. Does not persist.
  * Given `deferred`, the task's writes are left there for persistRun (the run's row does not exist yet). `known`:
  * the phase's agent when the caller read it in this transaction.
  */
-async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null, deferred?: Deferred, known?: Agent): Promise<void> {
+async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null, deferred?: FirstTask[], known?: Agent): Promise<void> {
   const phase = run.phases[index]
   if (!phase) return finishRun(run, 'succeeded')
   phase.status = 'running'
@@ -263,9 +259,8 @@ async function beginPhase(t: Transition, run: Run, index: number, feedback: stri
   } else {
     jobs.push({ name: TIMEOUT_JOB, payload: { taskId }, options: { jobKey: timeoutKey(taskId), newKey: true, runAt: new Date(Date.parse(at) + t.settings.taskTimeoutS * 1000) } })
   }
-  const write = () => insertTask(t.db, task, jobs)
-  if (deferred) deferred.push(write)
-  else await write()
+  if (deferred) deferred.push({ task, jobs })
+  else await insertTask(t.db, task, jobs)
 }
 
 /** Closes the run's open tasks (a cancel, a failure) and removes their time-out jobs. */
