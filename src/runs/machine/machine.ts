@@ -179,7 +179,8 @@ export async function createRun(
     retriedBy: null,
   }
   // The first phase begins in the same transaction (no start job), and run.created shows the run begun. Its
-  // task is written after the run's row (which it refers to), so that the row is inserted once, as it ends.
+  // task is written with the run's row (which it refers to: after it, or in its statement on PostgreSQL), so that the
+  // row is inserted once, as it ends.
   run.startedAt = run.createdAt
   run.status = 'running'
   const firstTasks: FirstTask[] = []
@@ -206,7 +207,7 @@ function finishRun(run: Run, status: Run['status'], error: RunProblem | null = n
 
 /**
  * Starts phase `index` (or finishes the run after the last one); `feedback` is a revise note. Does not persist.
- * Given `deferred`, the task's writes are left there for persistRun (the run's row does not exist yet). `known`:
+ * Given `deferred`, the task and its jobs are left there for persistRun (the run's row does not exist yet). `known`:
  * the phase's agent when the caller read it in this transaction.
  */
 async function beginPhase(t: Transition, run: Run, index: number, feedback: string | null, deferred?: FirstTask[], known?: Agent): Promise<void> {
