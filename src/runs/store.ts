@@ -154,15 +154,7 @@ export interface DeliveryContext {
 /** The columns of the delivery's reads (deliveryContextQuery's). */
 const CONTEXT_COLUMNS = [...AGENT_COLUMNS, 'run_document', 'stream_name', 'cycle_description', 'credential_row_id', 'credential_key_id', 'credential_ciphertext', 'recent_messages'] as const
 /** A row of the delivery's reads, as either database's queries give it (its agent columns null when the agent is gone). */
-type DeliveryContextRow = Record<(typeof AGENT_COLUMNS)[number], unknown> & {
-  run_document: string | null
-  stream_name: string | null
-  cycle_description: string | null
-  credential_row_id: string | null
-  credential_key_id: string | null
-  credential_ciphertext: string | null
-  recent_messages: string | null
-}
+type DeliveryContextRow = Record<(typeof AGENT_COLUMNS)[number], unknown> & Record<Exclude<(typeof CONTEXT_COLUMNS)[number], (typeof AGENT_COLUMNS)[number]>, string | null>
 
 /** What delivering a task reads; undefined when the run does not exist (in that workspace). */
 export async function findDeliveryContext(db: Kysely<Database>, runId: string, workspaceId: string, agentId: string): Promise<DeliveryContext | undefined> {
@@ -344,10 +336,10 @@ const leaseTask = prepared(3, (db, id: Expression<string>, at: Expression<string
 )
 
 /** The lease statement's row: the task, whether it was leased, and the delivery's reads. */
-function fromLeaseRow(row: LeaseRow): { task: TaskRow; leased: boolean; context: DeliveryContext | undefined } {
+function fromLeaseRow(row: LeaseRow): { task: TaskRow; leased: boolean; context: DeliveryContext | null } {
   const task = Object.fromEntries(TASK_COLUMNS.map((column) => [column, row[`${TASK_PREFIX}${column}`]])) as TaskRow
   const context = Object.fromEntries(CONTEXT_COLUMNS.map((column) => [column, row[column]])) as DeliveryContextRow
-  return { task, leased: row.leased === true, context: toDeliveryContext(context) }
+  return { task, leased: row.leased === true, context: toDeliveryContext(context) ?? null }
 }
 
 /**
@@ -355,7 +347,7 @@ function fromLeaseRow(row: LeaseRow): { task: TaskRow; leased: boolean; context:
  * `until` (one instance delivers a task at a time: not when another instance holds an unexpired lease). A lease
  * taken adds no job: its commit sends no NOTIFY, and if this instance dies its job is freed by a live one
  * (src/failover/registry.ts), which finds the lease held and adds the watchdog then. A lease taken comes with
- * the delivery's reads (`context`, findDeliveryContext's), as of the same statement.
+ * the delivery's reads (`context`, findDeliveryContext's, null when the run is gone), as of the same statement.
  *
  * Only when the lease looks held, `watchdog()` (an add_job call, jobs/index.ts addJobSql) is added to look again
  * once it ends, decided again on the locked row (watchOrLease). The first statement saw the row as of its start:
@@ -368,7 +360,7 @@ export async function leaseOpenTask(
   at: string,
   until: string,
   watchdog: () => RawBuilder<unknown>,
-): Promise<{ task: TaskRow | undefined; leased: boolean; context?: DeliveryContext | undefined }> {
+): Promise<{ task: TaskRow | undefined; leased: boolean; context?: DeliveryContext | null }> {
   const [row] = await leaseTask(db, id, at, until)
   if (!row) return { task: undefined, leased: false }
   const { task, leased, context } = fromLeaseRow(row)

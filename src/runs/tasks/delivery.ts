@@ -92,19 +92,19 @@ const scrub = (detail: string, secret: string | null) => (secret && secret.lengt
 
 /**
  * One delivery (or poll) of a task; never throws for a fault of the agent's. null: nothing to do any more.
- * `read`: what the delivery reads, when the lease's statement read it (PostgreSQL).
+ * `read`: what the delivery reads, when the lease's statement read it (PostgreSQL; null: the run is gone).
  */
 async function attempt(
   app: FastifyInstance,
   task: TaskRow,
   job: DeliveryJob,
   shutdown: AbortSignal,
-  read: DeliveryContext | undefined,
+  read: DeliveryContext | null | undefined,
 ): Promise<{ outcome: DeliveryOutcome; secret: string | null; providerType?: string; streams?: boolean } | null> {
   const { db } = app.database
   // The run, its stream and cycle, the agent and its credential (and on PostgreSQL the stream's latest messages):
   // read with the lease on PostgreSQL, in two queries on SQLite.
-  const stored = read ?? (await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id))
+  const stored = read === undefined ? await findDeliveryContext(db, task.run_id, task.workspace_id, task.agent_id) : read
   if (!stored) return null
   const { run } = stored
   const unavailable = (detail: string) => ({ outcome: { kind: 'failed', code: 'agent-unavailable', detail } as DeliveryOutcome, secret: null })
@@ -183,7 +183,7 @@ export async function deliverTask(job: DeliveryJob, app: FastifyInstance, shutdo
   const settings = app.config.runs
   const key = deliveryKey(job.taskId)
   let task: TaskRow | undefined
-  let read: DeliveryContext | undefined
+  let read: DeliveryContext | null | undefined
   if (dialect === 'postgres') {
     const leaseMs = settings.dispatchTimeoutMs + LEASE_MARGIN_MS
     const at = Date.now()
