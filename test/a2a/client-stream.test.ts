@@ -33,7 +33,7 @@ for (const dialect of dialects()) {
     let credentialId: string
 
     before(async () => {
-      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_DISPATCH_TIMEOUT_MS: '2500', TANDEM_DISPATCH_ATTEMPTS: '2' }, { ownDatabase: true })
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_DISPATCH_TIMEOUT_MS: '5000', TANDEM_DISPATCH_ATTEMPTS: '2' }, { ownDatabase: true })
       await app.listen({ port: 0, host: '127.0.0.1' })
       base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
       remote = await startRemoteAgent('stream', { streaming: true })

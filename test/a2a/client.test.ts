@@ -19,7 +19,7 @@ for (const dialect of dialects()) {
     let credentialId: string
 
     before(async () => {
-      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_DISPATCH_TIMEOUT_MS: '1500', TANDEM_DISPATCH_ATTEMPTS: '2' }, { ownDatabase: true })
+      app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_DISPATCH_TIMEOUT_MS: '5000', TANDEM_DISPATCH_ATTEMPTS: '2' }, { ownDatabase: true })
       remote = await startRemoteAgent()
       streamId = await createStream(app)
       credentialId = (await send(app, 'POST', '/api/credentials', { name: 'remote key', secret: 'remote-secret-123' })).json().id
