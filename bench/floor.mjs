@@ -4,6 +4,8 @@
 // (FTS5, as migration 0035 makes it) in one transaction; an edit keeps the revision and appends the stream's
 // event (head row bumped, event row, the workspace's webhooks read) in one transaction.
 // Usage: PORT=… DATABASE_FILE=… DRAFT_REPLY=<file with the JSON to answer drafts with> node bench/floor.mjs
+// FLOOR_HEADERS=1 adds the service's security headers and request id to every answer; FLOOR_FRAMEWORK=fastify
+// serves the same work through bare Fastify: the two ceilings npm run bench measures with BENCH_CEILINGS=1.
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -71,52 +73,71 @@ const create = db.transaction((row) => {
   insertSearchKey.run(row.id)
 })
 
-function send(res, status, body) {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' })
-  res.end(body)
+// With FLOOR_HEADERS=1 every answer also carries the service's security headers and a request id, as the service's do.
+const HEADERS = process.env.FLOOR_HEADERS === '1'
+const { SECURITY_HEADERS } = HEADERS ? await import('../dist/http/security-headers.js') : { SECURITY_HEADERS: {} }
+const headersOf = () => (HEADERS ? { ...SECURITY_HEADERS, 'x-request-id': randomUUID(), 'content-type': 'application/json; charset=utf-8' } : { 'content-type': 'application/json; charset=utf-8' })
+
+/** The work of one request: [status, the answer's JSON text]. */
+function handle(method, path, query, body) {
+  const parts = path.split('/')
+  if (method === 'POST' && path === '/api/agents') {
+    const now = new Date().toISOString()
+    const row = {
+      id: randomUUID(), provider_type: body.providerType ?? 'custom_webhook', auth_mode: body.authMode ?? null, name: body.name,
+      avatar_asset_id: body.avatarAssetId ?? null, credential_id: body.credentialId ?? null, config: JSON.stringify(body.config ?? {}),
+      instructions: body.instructions ?? null, template_id: body.templateId ?? null, streaming: body.capabilities?.streaming ? 1 : 0,
+      tools: JSON.stringify(body.capabilities?.tools ?? []), endpoint_url: body.endpointUrl ?? null, created_at: now, updated_at: now,
+    }
+    create(row)
+    return [201, JSON.stringify(toAgent(row))]
+  }
+  if (method === 'GET' && path === '/api/agents') {
+    const limit = Number(new URLSearchParams(query).get('limit') ?? 50)
+    const rows = listAgents.all(limit + 1)
+    return [200, JSON.stringify({ data: rows.slice(0, limit).map(toAgent), nextCursor: rows.length > limit ? rows[limit - 1].id : null })]
+  }
+  if (method === 'GET' && parts[2] === 'agents' && parts[3]) {
+    const row = selectAgent.get(parts[3])
+    return row ? [200, JSON.stringify(toAgent(row))] : [404, '{}']
+  }
+  if (method === 'POST' && path === '/api/streams') return [201, JSON.stringify({ id: randomUUID(), name: body.name })]
+  if (method === 'POST' && parts[2] === 'chat' && parts[5] === 'messages') {
+    const id = randomUUID()
+    insertMessage.run(id, parts[4], 'author', JSON.stringify(body.content), plainText(body.content), new Date().toISOString())
+    return [201, JSON.stringify(toMessage(selectMessage.get(id)))]
+  }
+  if (method === 'PATCH' && parts[2] === 'chat' && parts[3] === 'messages') return [200, JSON.stringify(edit(parts[4], body.content))]
+  // The floor of drafting: parse the request and answer a draft of the same size, without drafting.
+  if (method === 'POST' && path.endsWith('/cycles/draft')) return [200, draftReply]
+  return [404, '{}']
 }
 
-const server = createServer((req, res) => {
-  const chunks = []
-  req.on('data', (c) => chunks.push(c))
-  req.on('end', () => {
-    const [path, query = ''] = req.url.split('?')
-    const parts = path.split('/')
-    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined
-    if (req.method === 'POST' && path === '/api/agents') {
-      const now = new Date().toISOString()
-      const row = {
-        id: randomUUID(), provider_type: body.providerType ?? 'custom_webhook', auth_mode: body.authMode ?? null, name: body.name,
-        avatar_asset_id: body.avatarAssetId ?? null, credential_id: body.credentialId ?? null, config: JSON.stringify(body.config ?? {}),
-        instructions: body.instructions ?? null, template_id: body.templateId ?? null, streaming: body.capabilities?.streaming ? 1 : 0,
-        tools: JSON.stringify(body.capabilities?.tools ?? []), endpoint_url: body.endpointUrl ?? null, created_at: now, updated_at: now,
-      }
-      create(row)
-      return send(res, 201, JSON.stringify(toAgent(row)))
-    }
-    if (req.method === 'GET' && path === '/api/agents') {
-      const limit = Number(new URLSearchParams(query).get('limit') ?? 50)
-      const rows = listAgents.all(limit + 1)
-      return send(res, 200, JSON.stringify({ data: rows.slice(0, limit).map(toAgent), nextCursor: rows.length > limit ? rows[limit - 1].id : null }))
-    }
-    if (req.method === 'GET' && parts[2] === 'agents' && parts[3]) {
-      const row = selectAgent.get(parts[3])
-      return row ? send(res, 200, JSON.stringify(toAgent(row))) : send(res, 404, '{}')
-    }
-    if (req.method === 'POST' && path === '/api/streams') return send(res, 201, JSON.stringify({ id: randomUUID(), name: body.name }))
-    if (req.method === 'POST' && parts[2] === 'chat' && parts[5] === 'messages') {
-      const id = randomUUID()
-      insertMessage.run(id, parts[4], 'author', JSON.stringify(body.content), plainText(body.content), new Date().toISOString())
-      return send(res, 201, JSON.stringify(toMessage(selectMessage.get(id))))
-    }
-    if (req.method === 'PATCH' && parts[2] === 'chat' && parts[3] === 'messages') {
-      return send(res, 200, JSON.stringify(edit(parts[4], body.content)))
-    }
-    if (req.method === 'POST' && path.endsWith('/cycles/draft')) {
-      // The floor of drafting: parse the request and answer a draft of the same size, without drafting.
-      return send(res, 200, draftReply)
-    }
-    send(res, 404, '{}')
+if (process.env.FLOOR_FRAMEWORK === 'fastify') {
+  // The same work behind bare Fastify (its routing, JSON body parser and reply; no plugin, hook or schema): what the
+  // framework itself costs (npm run bench with BENCH_CEILINGS=1).
+  const { default: Fastify } = await import('fastify')
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 })
+  const route = (request, reply) => {
+    const [path, query = ''] = request.url.split('?')
+    const [status, text] = handle(request.method, path, query, request.body)
+    reply.code(status).headers(headersOf()).send(text)
+  }
+  for (const [method, url] of [['POST', '/api/agents'], ['GET', '/api/agents'], ['GET', '/api/agents/:id'], ['POST', '/api/streams'],
+    ['POST', '/api/chat/streams/:id/messages'], ['PATCH', '/api/chat/messages/:id'], ['POST', '/api/cycles/streams/:id/cycles/draft']]) app.route({ method, url, handler: route })
+  await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })
+  console.log(`floor (Fastify) listening on ${process.env.PORT}`)
+} else {
+  const server = createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      const [path, query = ''] = req.url.split('?')
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined
+      const [status, text] = handle(req.method, path, query, body)
+      res.writeHead(status, headersOf())
+      res.end(text)
+    })
   })
-})
-server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log(`floor listening on ${process.env.PORT}`))
+  server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log(`floor listening on ${process.env.PORT}`))
+}

@@ -3,7 +3,9 @@
 // Servers are pinned to core 0 and the load generator (this process) to core 1; every measurement is
 // preceded by a warm-up; rounds alternate the two servers; medians are reported. Results: table + JSON.
 // Settings: BENCH_SECONDS (per measurement, default 5), BENCH_ROUNDS (default 3), BENCH_POSTGRES_URL,
-// BENCH_ONLY (run the scenarios whose name starts with it), BENCH_SKIP_POSTGRES=1.
+// BENCH_ONLY (run the scenarios whose name starts with it), BENCH_SKIP_POSTGRES=1, BENCH_CEILINGS=1 (two more
+// targets beside the floor: the floor with the service's response headers, and that behind bare Fastify; see
+// bench/floor.mjs: what the framework and the headers cost before any of the service's own work).
 import { spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
@@ -16,6 +18,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const WARMUP_SECONDS = Math.max(1, Math.round(SECONDS / 2))
 const ONLY = process.env.BENCH_ONLY
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const CEILINGS = process.env.BENCH_CEILINGS === '1'
 
 pinToCoreOne()
 const { work, children } = scratch('tandem-bench')
@@ -82,6 +85,16 @@ async function sqliteComparison() {
   const floorSeed = await seed(floor.url)
   const seeds: Record<string, Seed> = { service: serviceSeed, floor: floorSeed }
   const targets: Target[] = [{ name: 'service', url: service.url }, { name: 'floor', url: floor.url }]
+  const others = [floor]
+  // The ceilings: the floor with the service's response headers, and the same behind bare Fastify.
+  if (CEILINGS) {
+    for (const [name, env] of [['floor+headers', { FLOOR_HEADERS: '1' }], ['fastify+headers', { FLOOR_HEADERS: '1', FLOOR_FRAMEWORK: 'fastify' }]] as const) {
+      const ceiling = await start(name, 0, ['bench/floor.mjs'], { DATABASE_FILE: join(work, `${name}.db`), DRAFT_REPLY: join(work, 'draft.json'), ...env })
+      seeds[name] = await seed(ceiling.url)
+      targets.push({ name, url: ceiling.url })
+      others.push(ceiling)
+    }
+  }
   const pathFor = (scenario: Scenario, target: Target) => scenario.path(seeds[target.name]!)
 
   const scenarios: Scenario[] = [
@@ -91,7 +104,7 @@ async function sqliteComparison() {
   ]
   const rows = []
   for (const scenario of scenarios.filter((s) => !ONLY || s.name.startsWith(ONLY))) {
-    const samples: Record<string, Sample[]> = { service: [], floor: [] }
+    const samples: Record<string, Sample[]> = Object.fromEntries(targets.map((t) => [t.name, []]))
     for (const target of targets) await measure(target.url, scenario, pathFor(scenario, target), WARMUP_SECONDS)
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse()
@@ -114,14 +127,15 @@ async function sqliteComparison() {
       'floor p50 ms': f.p50,
       'floor p99 ms': f.p99,
       'service/floor': +(s.rps / f.rps).toFixed(2),
-      errors: s.errors + f.errors,
+      ...Object.fromEntries(targets.slice(2).flatMap((t) => [[`${t.name} req/s`, summary(t.name).rps], [`${t.name}/floor`, +(summary(t.name).rps / f.rps).toFixed(2)]])),
+      errors: targets.reduce((sum, t) => sum + summary(t.name).errors, 0),
     }
     rows.push(row)
     console.log(JSON.stringify(row))
   }
   const rss = rssMb(service.child)
   service.child.kill('SIGTERM')
-  floor.child.kill('SIGTERM')
+  for (const other of others) other.child.kill('SIGTERM')
   return { rows, serviceRssMb: rss }
 }
 
