@@ -7,11 +7,15 @@
 // see typescript-loader.mjs for the choice of loader.
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { registerHooks, stripTypeScriptTypes } from 'node:module'
+import { enableCompileCache, registerHooks, stripTypeScriptTypes } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
 const cacheDir = fileURLToPath(new URL('../node_modules/.cache/tandem-ts/', import.meta.url))
 mkdirSync(cacheDir, { recursive: true })
+// V8's code for every module this process compiles, kept on disk by Node (per Node version, each entry checked
+// against the source it was made from) and used by the next process instead of compiling again: importing the
+// app took 0.62 s of CPU instead of 0.77 s once the cache was warm. NODE_COMPILE_CACHE, when set, wins.
+if (!process.env.NODE_COMPILE_CACHE) enableCompileCache(fileURLToPath(new URL('../node_modules/.cache/tandem-v8/', import.meta.url)))
 
 const ours = (url) => url.startsWith('file:') && !url.includes('/node_modules/')
 
