@@ -76,7 +76,8 @@ const create = db.transaction((row) => {
 // With FLOOR_HEADERS=1 every answer also carries the service's security headers and a request id, as the service's do.
 const HEADERS = process.env.FLOOR_HEADERS === '1'
 const { SECURITY_HEADERS } = HEADERS ? await import('../dist/http/security-headers.js') : { SECURITY_HEADERS: {} }
-const headersOf = () => (HEADERS ? { ...SECURITY_HEADERS, 'x-request-id': randomUUID(), 'content-type': 'application/json; charset=utf-8' } : { 'content-type': 'application/json; charset=utf-8' })
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' }
+const headersOf = () => (HEADERS ? { ...SECURITY_HEADERS, 'x-request-id': randomUUID(), ...JSON_TYPE } : JSON_TYPE)
 
 /** The work of one request: [status, the answer's JSON text]. */
 function handle(method, path, query, body) {
