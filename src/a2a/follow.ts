@@ -51,6 +51,12 @@ export class TaskFollower implements FeedReader {
     }
   }
 
+  /** The stream's new feed starts where it found the log: a change before that may have come after the consumer's read. */
+  started(): void {
+    this.changed = true
+    this.notify()
+  }
+
   receiveDelta(frame: string): void {
     const json = frame.slice(frame.indexOf('data: ') + 6).trim()
     try {

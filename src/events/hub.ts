@@ -18,6 +18,13 @@ export interface FeedReader {
   close(): void
   /** A live message.delta frame (no id: not in the log). Readers that leave it out get no deltas. */
   receiveDelta?(frame: string): void
+  /**
+   * The feed has read the stream's head, `lastId`, and hands over only later events. Called once, for the readers
+   * that subscribed before that read: an event up to `lastId` that committed after such a reader's own first read
+   * reaches it only if it reads again. (A reader that joins a feed already started misses nothing: the feed has
+   * handed over everything up to its position, which committed before the reader joined.)
+   */
+  started?(lastId: number): void
 }
 
 const READ_BATCH = 500
@@ -63,8 +70,13 @@ class StreamFeed {
   }
 
   private async drain(): Promise<void> {
-    // A new feed starts at the stream's head: its readers catch up to it from the table on their own.
-    if (this.lastRead < 0) this.lastRead = (await streamHead(this.db, this.streamId)).lastId
+    // A new feed starts at the stream's head: its readers catch up to it from the table on their own. The head is
+    // read after they subscribed, and possibly after their own first read: they are told where the feed starts.
+    if (this.lastRead < 0) {
+      const { lastId } = await streamHead(this.db, this.streamId)
+      this.lastRead = lastId
+      for (const reader of this.readers) reader.started?.(lastId)
+    }
     for (;;) {
       // At most READ_BATCH events and 1 MiB at a time (src/events/budget.ts).
       const slice = await readEventSlice(this.db, this.streamId, this.lastRead, READ_BATCH)

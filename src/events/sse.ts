@@ -98,6 +98,13 @@ export class SseConnection implements FeedReader {
     if (!this.ended && newest > this.lastSent) this.replay()
   }
 
+  /** The feed starts after `lastId`: events up to it that the replay has not sent are read from the table. */
+  started(lastId: number): void {
+    if (this.ended || lastId <= this.lastSent) return
+    if (this.replaying) this.pending = true
+    else this.replay()
+  }
+
   /** A live delta: written at once, replaying or not (deltas are not ordered with the log's events). */
   receiveDelta(frame: string): void {
     this.write(frame)

@@ -67,6 +67,11 @@ export class InboxConnection implements FeedReader {
     if (events.some((event) => RUN_EVENTS.has(event.type))) this.refresh()
   }
 
+  /** A stream's new feed starts where it found the log: a run event before that may have come after the inbox read. */
+  started(): void {
+    this.refresh()
+  }
+
   close(): void {
     if (this.ended) return
     this.ended = true

@@ -39,6 +39,7 @@ export class NotificationStream implements FeedReader {
   private readonly streams: WorkspaceStreams
   private inboxKeys: Set<string> | null = null
   private queue: Promise<void> = Promise.resolve()
+  private inboxCheckQueued = false
   private ended = false
 
   private readonly raw: ServerResponse
@@ -84,6 +85,20 @@ export class NotificationStream implements FeedReader {
     const uris = new Set(events.flatMap(urisOf))
     const inbox = events.some((event) => INBOX_EVENTS.has(event.type))
     if (uris.size > 0 || inbox) this.enqueue(() => this.dispatch(uris, inbox))
+  }
+
+  /**
+   * A stream's new feed starts where it found the log: an inbox change before that may have come after the
+   * inbox was read, so it is read again (once for however many feeds start together). A message or run change
+   * in that moment, as the stream was first followed, is not announced.
+   */
+  started(): void {
+    if (this.inboxCheckQueued) return
+    this.inboxCheckQueued = true
+    this.enqueue(() => {
+      this.inboxCheckQueued = false
+      return this.dispatch(new Set(), true)
+    })
   }
 
   close(): void {
