@@ -1,7 +1,9 @@
 // The instance's fan-out: one feed per stream that has live readers. A wake-up (NOTIFY on PostgreSQL, the
 // in-process emitter on SQLite) makes the feed read the new rows from the table once and hand them to
-// every reader of the stream; readers fill any hole they see from the table themselves. One listener per
-// instance, whatever the number of clients.
+// every reader of the stream; readers fill any hole they see from the table themselves. A new feed starts at the
+// stream's head and tells the readers already there where that is (FeedReader.started); a read that fails is
+// tried again shortly, so the events that woke it are not left for the next wake-up. One listener per instance,
+// whatever the number of clients.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -28,12 +30,16 @@ export interface FeedReader {
 }
 
 const READ_BATCH = 500
+/** After a failed read of the table (the database busy or away), the feed reads again this much later. */
+const RETRY_MS = 500
 
 class StreamFeed {
   readonly readers = new Set<FeedReader>()
   private lastRead = -1
   private draining = false
   private again = false
+  private retry: NodeJS.Timeout | undefined
+  private stopped = false
   /** Live deltas of the stream's streaming messages, coalesced once for all readers. */
   readonly deltas = new DeltaCoalescer((frame) => {
     for (const reader of this.readers) reader.receiveDelta?.(frame)
@@ -54,19 +60,40 @@ class StreamFeed {
   }
 
   wake(): void {
+    if (this.stopped) return
+    clearTimeout(this.retry)
+    this.retry = undefined
     if (this.draining) {
       this.again = true
       return
     }
     this.draining = true
-    this.drain().catch((error: unknown) => this.log.error({ err: error, streamId: this.streamId }, 'reading new events failed'))
-      .finally(() => {
-        this.draining = false
-        if (this.again) {
-          this.again = false
-          this.wake()
-        }
-      })
+    this.drain().then(
+      () => this.drained(true),
+      (error: unknown) => {
+        this.log.error({ err: error, streamId: this.streamId }, `reading new events failed; reading again in ${RETRY_MS} ms`)
+        this.drained(false)
+      },
+    )
+  }
+
+  /** A drain ended: another if a wake-up came meanwhile, or, after a failure, a retry (the events that woke it are still to be read). */
+  private drained(read: boolean): void {
+    this.draining = false
+    if (this.again) {
+      this.again = false
+      this.wake()
+    } else if (!read && !this.stopped) {
+      this.retry = setTimeout(() => this.wake(), RETRY_MS)
+      this.retry.unref()
+    }
+  }
+
+  /** No reader is left, or the hub closes: no more reads or deltas. */
+  stop(): void {
+    this.stopped = true
+    clearTimeout(this.retry)
+    this.deltas.close()
   }
 
   private async drain(): Promise<void> {
@@ -156,7 +183,7 @@ export class EventHub {
     return () => {
       feed.readers.delete(reader)
       if (feed.readers.size === 0 && this.feeds.get(streamId) === feed) {
-        feed.deltas.close()
+        feed.stop()
         this.feeds.delete(streamId)
       }
     }
@@ -178,7 +205,7 @@ export class EventHub {
   async close(): Promise<void> {
     this.closed = true
     for (const feed of this.feeds.values()) {
-      feed.deltas.close()
+      feed.stop()
       for (const reader of [...feed.readers]) reader.close()
     }
     this.feeds.clear()

@@ -49,6 +49,27 @@ function holdingHeadReads(db: Kysely<Database>): { db: Kysely<Database>; release
   return { db: proxy, release, held: () => held }
 }
 
+/** The database, whose next `fail` reads of events (set it at any time) fail as if the database were away. */
+function failingEventReads(db: Kysely<Database>): { db: Kysely<Database>; fail: number } {
+  const control = { db, fail: 0 }
+  control.db = new Proxy(db, {
+    get(target, property) {
+      if (property === 'selectFrom') {
+        return (table: never) => {
+          if (table === 'stream_events' && control.fail > 0) {
+            control.fail -= 1
+            throw new Error('connection terminated unexpectedly')
+          }
+          return target.selectFrom(table)
+        }
+      }
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return control
+}
+
 for (const dialect of dialects()) {
   describe(`a stream's new feed (${dialect})`, () => {
     let app: FastifyInstance
@@ -131,6 +152,26 @@ for (const dialect of dialects()) {
         sse.close()
         await hub.close()
         await new Promise((resolve) => server.close(resolve))
+      }
+    })
+
+    it('a failed read of new events is tried again: they reach the reader with no later wake-up', async () => {
+      const streamId = await newStream()
+      const failing = failingEventReads(app.database.db)
+      const hub = await startHub(failing.db)
+      try {
+        const received: number[] = []
+        let started = -1
+        const unsubscribe = hub.subscribe(streamId, { receive: (events) => received.push(...events.map((e) => Number(e.id))), started: (lastId) => (started = lastId), close: () => undefined })
+        await waitFor(() => started === 0, { timeoutMs: 5000, what: 'the feed to start' })
+        failing.fail = 2
+        await append(streamId, 1)
+        await waitFor(() => received.length > 0, { timeoutMs: 5000, what: 'event 1, after two failed reads' })
+        assert.equal(failing.fail, 0)
+        assert.deepEqual(received, [1])
+        unsubscribe()
+      } finally {
+        await hub.close()
       }
     })
   })
