@@ -10,6 +10,10 @@ import { build, dialects, send } from '../helpers.js'
 import { waitFor } from '../runs/agent-server.js'
 import { runIn } from '../runs/setup.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
+import http from 'node:http'
+import { EventHub } from '../../src/events/hub.js'
+import { InboxConnection } from '../../src/inbox/live.js'
+import { holdingHeadReads } from '../events/feed-db.js'
 
 for (const dialect of dialects()) {
   describe(`inbox feed and new streams (${dialect})`, () => {
@@ -50,6 +54,44 @@ for (const dialect of dialects()) {
       } finally {
         controller.abort()
         await reading
+      }
+    })
+
+    // A feed the connection starts reads its stream's head after the connection's first read of the inbox: an item
+    // that appears in between is announced when the feed says where it starts (here its read of the head is held
+    // until the item is there).
+    it('announces an item that appears before the stream\'s new feed has read the head', { timeout: 30000 }, async () => {
+      const { streamId } = await waitingStream(app, 'early', ['maria'])
+      const caller = (await send(app, 'GET', '/api/me', undefined, maria)).json()
+      const first = await runIn(app, (await send(app, 'POST', `/api/streams/${streamId}/triggers/early`, {})).json().runs[0].id, 'waiting')
+      const held = holdingHeadReads(app.database.db)
+      const hub = new EventHub(held.db, app.log)
+      await hub.start(dialect === 'postgres' ? app.config.databaseUrl : undefined)
+      const server = http.createServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' })
+        new InboxConnection(response, app.database.db, hub, caller, { keepAliveMs: 60_000, maxBufferBytes: 1 << 20, maxLifetimeMs: 60_000 }, app.log)
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const controller = new AbortController()
+      const events: Array<{ event: string; data: any }> = []
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { signal: controller.signal })
+      const parser = createParser({ onEvent: (e) => events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }) })
+      const reading = (async () => {
+        const decoder = new TextDecoder()
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
+      })().catch(() => {})
+      try {
+        // The connection's first read of the inbox is done; the feeds of the workspace's streams wait for their heads.
+        await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === first.id), 5000, 'the first item')
+        assert.ok(held.held() >= 1)
+        const second = await runIn(app, (await send(app, 'POST', `/api/streams/${streamId}/triggers/early`, {})).json().runs[0].id, 'waiting')
+        held.release()
+        await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === second.id), 5000, 'the item that appeared before the feed started')
+      } finally {
+        controller.abort()
+        await reading
+        await hub.close()
+        await new Promise((resolve) => server.close(resolve))
       }
     })
   })
