@@ -133,8 +133,8 @@ function openPostgres(url: string, options: ConnectOptions): Db {
   })
   // An idle connection the server ends (a restart, a failover, pg_terminate_backend, a dropped database) is an
   // 'error' on the pool: pg discards that client and the next query opens a new one. Unheard, the event would
-  // crash the process.
-  pool.on('error', () => {})
+  // crash the process; it is told as a warning.
+  pool.on('error', (error) => options.onWarning?.('the database ended an idle connection; the pool opens a new one when needed', error))
   pool.on('connect', nameStatements)
   const db = new Kysely<Database>({ dialect: new HookedPostgresDialect({ pool }) })
   return { db, dialect: 'postgres', schema: options.schema, poolInUse: () => pool.totalCount - pool.idleCount, close: once(() => db.destroy()) }
