@@ -4,7 +4,6 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { createParser } from 'eventsource-parser'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer, waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, runIn } from '../runs/setup.js'
@@ -12,6 +11,7 @@ import { claimItem } from '../../src/inbox/claims.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
 import { bearer, createKey } from '../auth.js'
+import { openInboxFeed } from './feed-client.js'
 
 for (const dialect of dialects()) {
   describe(`inbox (${dialect})`, () => {
@@ -124,17 +124,10 @@ for (const dialect of dialects()) {
       const before = await startWaiting(['maria'], 'live-before')
       await app.listen({ port: 0, host: '127.0.0.1' })
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-      const controller = new AbortController()
-      const events: Array<{ event: string; data: any }> = []
-      let comments = 0
-      const res = await fetch(`${base}/api/me/inbox/events`, { headers: { ...maria, accept: 'text/event-stream' }, signal: controller.signal })
-      assert.equal(res.status, 200)
-      assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/)
-      const parser = createParser({ onEvent: (e) => events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }), onComment: () => comments++ })
-      const reading = (async () => {
-        const decoder = new TextDecoder()
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
-      })().catch(() => {})
+      const feed = await openInboxFeed(`${base}/api/me/inbox/events`, maria)
+      const { events } = feed
+      assert.equal(feed.res.status, 200)
+      assert.match(feed.res.headers.get('content-type') ?? '', /^text\/event-stream/)
       try {
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === before.id), 10000, 'the current item')
         assert.equal((await app.metrics.sseClients.get()).values[0]?.value, 1, 'counted in tandem_sse_clients')
@@ -146,12 +139,11 @@ for (const dialect of dialects()) {
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === added.id && e.data.claimedBy === 'maria'), 10000, 'the claimed item again')
         await send(app, 'POST', `/api/runs/${before.id}/phases/${before.phases[0].id}/decision`, { decision: 'approve' }, maria)
         await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.runId === before.id), 10000, 'inbox.removed')
-        await waitFor(() => comments > 0, 5000, 'a keep-alive')
+        await waitFor(() => feed.comments() > 0, 5000, 'a keep-alive')
         assert.ok(events.every((e) => e.data.triggerName !== 'live-not-mine'), 'only the caller\'s items')
         await send(app, 'POST', `/api/runs/${added.id}/cancel`, {})
       } finally {
-        controller.abort()
-        await reading
+        await feed.close()
       }
       await waitFor(async () => (await app.metrics.sseClients.get()).values[0]?.value === 0, 5000, 'the feed to be uncounted')
     })

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { createParser } from 'eventsource-parser'
 import { build, dialects, send } from '../helpers.js'
 import { startAgentServer } from '../runs/agent-server.js'
 import { createAgent, createStream, NIL, runIn } from '../runs/setup.js'
@@ -16,6 +15,7 @@ import { runClockTimer, type ClockJob } from '../../src/waits/clock.js'
 import { CLOCK_EFFECTS } from '../../src/runs/machine/machine.js'
 import { advanceClock, pendingCount } from '../clock.js'
 import { waitFor } from '../wait.js'
+import { openInboxFeed } from './feed-client.js'
 
 for (const dialect of dialects()) {
   describe(`decision policies (${dialect})`, () => {
@@ -188,15 +188,9 @@ for (const dialect of dialects()) {
       const { run: own } = await waitingRun(undefined, [phase({ operatorPool: ['boss'] })])
       await app.listen({ port: 0, host: '127.0.0.1' })
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-      const controller = new AbortController()
-      const events: Array<{ event: string; data: any }> = []
-      const res = await fetch(`${base}/api/me/inbox/events`, { headers: { ...boss, accept: 'text/event-stream' }, signal: controller.signal })
-      assert.equal(res.status, 200)
-      const parser = createParser({ onEvent: (e) => events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }) })
-      const reading = (async () => {
-        const decoder = new TextDecoder()
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
-      })().catch(() => {})
+      const feed = await openInboxFeed(`${base}/api/me/inbox/events`, boss)
+      const { events } = feed
+      assert.equal(feed.res.status, 200)
       try {
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === own.id), { what: 'the admin\'s own item in the feed' })
         assert.equal(events.some((e) => e.data.runId === run.id), false, 'not the admin\'s before the escalation')
@@ -206,8 +200,7 @@ for (const dialect of dialects()) {
         assert.equal((await decideAs(boss, run, 'approve')).statusCode, 200)
         await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.runId === run.id), { what: 'inbox.removed' })
       } finally {
-        controller.abort()
-        await reading
+        await feed.close()
       }
     })
 

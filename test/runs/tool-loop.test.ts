@@ -7,7 +7,6 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { createParser } from 'eventsource-parser'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
 import Value from 'typebox/value'
 import { eventSchema } from '../../src/events/payloads.js'
@@ -19,6 +18,7 @@ import { waitFor } from './agent-server.js'
 import { pendingCount } from '../clock.js'
 import { callKey } from '../../src/runs/tool-calls/store.js'
 import { createKey } from '../auth.js'
+import { openInboxFeed } from '../inbox/feed-client.js'
 
 type Vendor = 'claude' | 'mistral'
 
@@ -238,15 +238,9 @@ for (const dialect of dialects()) {
     it('the live inbox feed adds a tool approval and a question for the pool, and removes each once acted on', { timeout: 30000 }, async () => {
       await app.listen({ port: 0, host: '127.0.0.1' })
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-      const controller = new AbortController()
-      const events: Array<{ event: string; data: any }> = []
-      const res = await fetch(`${base}/api/me/inbox/events`, { headers: { ...as.maria, accept: 'text/event-stream' }, signal: controller.signal })
-      assert.equal(res.status, 200)
-      const parser = createParser({ onEvent: (e) => events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }) })
-      const reading = (async () => {
-        const decoder = new TextDecoder()
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
-      })().catch(() => {})
+      const feed = await openInboxFeed(`${base}/api/me/inbox/events`, as.maria)
+      const { events } = feed
+      assert.equal(feed.res.status, 200)
       try {
         const { run } = await runWith('claude', ['files.delete_file', 'tandem.ask_operator'], [
           { calls: [{ name: 'files__delete_file', input: { path: '/live' } }] },
@@ -262,8 +256,7 @@ for (const dialect of dialects()) {
         await waitFor(() => events.find((e) => e.event === 'inbox.removed' && e.data.callId === question.data.callId), 10000, 'the question removed')
         await runIn(app, run.id, 'succeeded')
       } finally {
-        controller.abort()
-        await reading
+        await feed.close()
       }
     })
 
