@@ -113,15 +113,10 @@ export class SseConnection implements FeedReader {
   /** Reads from the table until caught up, then goes live. */
   private replay(): void {
     this.replaying = true
-    this.catchUp().then(
-      () => {
-        this.replaying = false
-      },
-      (error: unknown) => {
-        this.log.error({ err: error, streamId: this.streamId }, 'replaying events failed; closing the stream')
-        this.close()
-      },
-    )
+    this.catchUp().catch((error: unknown) => {
+      this.log.error({ err: error, streamId: this.streamId }, 'replaying events failed; closing the stream')
+      this.close()
+    })
   }
 
   private async catchUp(): Promise<void> {
@@ -135,7 +130,12 @@ export class SseConnection implements FeedReader {
         if (event.id === this.lastSent + 1 && this.write(rawFrame(event))) this.lastSent = event.id
       }
       if (this.ended) return
-      if (!slice.more && !this.pending) return
+      // Live from here: in the same step as the last look at `pending`, so no event handed over in between is lost
+      // (a `then` on the replay would run a turn later, when a feed's delivery may already have been set aside).
+      if (!slice.more && !this.pending) {
+        this.replaying = false
+        return
+      }
       // Another batch: let other requests have the loop first.
       await nextTurn()
     }
