@@ -39,6 +39,7 @@ import * as insightRollupDimensions from './migrations/0137_insight_rollup_dimen
 import * as runTraceLink from './migrations/0138_run_trace_link.js'
 import * as insightUnfolded from './migrations/0139_insight_unfolded.js'
 import * as jobsDue from './migrations/0140_jobs_due.js'
+import * as jobsRunAtDropped from './migrations/0141_jobs_run_at_dropped.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -80,6 +81,7 @@ const migrations: Record<string, Migration> = {
   '0138_run_trace_link': runTraceLink,
   '0139_insight_unfolded': insightUnfolded,
   '0140_jobs_due': jobsDue,
+  '0141_jobs_run_at_dropped': jobsRunAtDropped,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
