@@ -15,6 +15,7 @@ import { EventHub, type FeedReader } from '../../src/events/hub.js'
 import { SseConnection } from '../../src/events/sse.js'
 import type { StreamEvent } from '../../src/events/schemas.js'
 import { ensureWorkspace } from '../../src/workspaces/store.js'
+import { TaskFollower } from '../../src/a2a/follow.js'
 import { openEventStream } from './sse-client.js'
 import { waitFor } from '../wait.js'
 import { failingEventReads, holdingHeadReads } from './feed-db.js'
@@ -120,6 +121,27 @@ for (const dialect of dialects()) {
         assert.deepEqual(received, [1])
         unsubscribe()
       } finally {
+        await hub.close()
+      }
+    })
+
+    it('an A2A task follower reads the run again when the feed starts after a change it did not see', async () => {
+      const streamId = await newStream()
+      const runId = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'
+      const held = holdingHeadReads(app.database.db)
+      const hub = await startHub(held.db)
+      const follower = new TaskFollower({ events: hub } as unknown as FastifyInstance, streamId, runId)
+      try {
+        // The consumer's first read of the run.
+        assert.deepEqual(await follower.next(0), { kind: 'changed' })
+        await waitFor(() => held.held() === 1, { timeoutMs: 5000, what: 'the feed to read the head' })
+        // The run changes after that read, before the feed knows where it starts.
+        await app.database.db.transaction().execute((trx) => appendEvent(trx, { workspaceId, streamId, type: 'run.updated', data: { id: runId } }))
+        assert.equal(await follower.next(0), null)
+        held.release()
+        assert.deepEqual(await follower.next(5000), { kind: 'changed' })
+      } finally {
+        follower.close()
         await hub.close()
       }
     })
