@@ -1,7 +1,8 @@
 // The inbox's live feed announces at once the items of streams created after it connected: before, such a stream
 // was followed only at the next keep-alive (15 s by default), and an item that appeared and was decided in that
 // window was never announced. The keep-alive here is the default; the item must come within 5 s. And it announces
-// an item that appeared while a stream's new feed was still finding where the stream's log ends.
+// an item that appeared while a stream's new feed was still finding where the stream's log ends, as an MCP session's
+// notification stream announces the inbox's change then.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
@@ -13,6 +14,8 @@ import { runIn } from '../runs/setup.js'
 import { keyFor, waitingStream } from '../schedules/setup.js'
 import { EventHub } from '../../src/events/hub.js'
 import { InboxConnection } from '../../src/inbox/live.js'
+import { NotificationStream } from '../../src/mcp-server/notifications.js'
+import { INBOX_URI } from '../../src/mcp-server/resources.js'
 import { holdingHeadReads } from '../events/feed-db.js'
 import { openInboxFeed } from './feed-client.js'
 
@@ -75,6 +78,40 @@ for (const dialect of dialects()) {
         const second = await runIn(app, (await send(app, 'POST', `/api/streams/${streamId}/triggers/early`, {})).json().runs[0].id, 'waiting')
         held.release()
         await waitFor(() => events.find((e) => e.event === 'inbox.added' && e.data.runId === second.id), 5000, 'the item that appeared before the feed started')
+      } finally {
+        await feed.close()
+        await hub.close()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    })
+
+    // The same moment for an MCP session's notification stream: an inbox change in it is announced.
+    it('MCP: notifies an inbox change made before the stream\'s new feed has read the head', { timeout: 30000 }, async () => {
+      const { streamId } = await waitingStream(app, 'early-mcp', ['maria'])
+      const caller = (await send(app, 'GET', '/api/me', undefined, maria)).json()
+      const at = new Date().toISOString()
+      const sessionId = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c'
+      await app.database.db.insertInto('mcp_sessions').values({
+        id: sessionId, workspace_id: caller.workspaceId, principal_id: caller.principalId, key_hash: 'test', protocol_version: '2025-06-18',
+        subscriptions: JSON.stringify([INBOX_URI]), created_at: at, last_used_at: at,
+      }).execute()
+      const held = holdingHeadReads(app.database.db)
+      const hub = new EventHub(held.db, app.log)
+      await hub.start(dialect === 'postgres' ? app.config.databaseUrl : undefined)
+      const server = http.createServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders()
+        new NotificationStream(response, app.database.db, hub, sessionId, caller, { keepAliveMs: 60_000, maxBufferBytes: 1 << 20, maxLifetimeMs: 60_000 }, app.log)
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const feed = await openInboxFeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)
+      try {
+        // The stream has read the inbox and followed the workspace's streams, whose feeds wait for their heads.
+        await waitFor(() => held.held() >= 1, 5000, 'the feeds to read their heads')
+        await runIn(app, (await send(app, 'POST', `/api/streams/${streamId}/triggers/early-mcp`, {})).json().runs[0].id, 'waiting')
+        assert.equal(feed.events.length, 0)
+        held.release()
+        const updated = await waitFor(() => feed.events.find((e) => e.data.method === 'notifications/resources/updated'), 5000, 'the inbox notification')
+        assert.equal(updated.data.params.uri, INBOX_URI)
       } finally {
         await feed.close()
         await hub.close()
