@@ -40,6 +40,7 @@ import * as runTraceLink from './migrations/0138_run_trace_link.js'
 import * as insightUnfolded from './migrations/0139_insight_unfolded.js'
 import * as jobsDue from './migrations/0140_jobs_due.js'
 import * as jobsRunAtDropped from './migrations/0141_jobs_run_at_dropped.js'
+import * as openWorkIndexes from './migrations/0142_open_work_indexes.js'
 import type { Db } from './connect.js'
 
 const migrations: Record<string, Migration> = {
@@ -82,6 +83,7 @@ const migrations: Record<string, Migration> = {
   '0139_insight_unfolded': insightUnfolded,
   '0140_jobs_due': jobsDue,
   '0141_jobs_run_at_dropped': jobsRunAtDropped,
+  '0142_open_work_indexes': openWorkIndexes,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

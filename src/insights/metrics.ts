@@ -11,6 +11,17 @@ import { afterCommit } from '../db/retry.js'
 // 1 s … 7 d: a person answers in seconds, hours or days.
 const WAIT_BUCKETS = [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 86400, 3 * 86400, 7 * 86400]
 
+/**
+ * What `tandem_waiting` counts at each scrape, by kind. Each reads an index that holds only the rows in that state
+ * (migration 0142), so a scrape costs the waits open now, not every run and tool call ever made; the values are
+ * written into the SQL, since a partial index serves only a query that names its very condition.
+ */
+export const WAITING_NOW = {
+  decision: sql<{ n: unknown }>`select count(*) as n from runs where status = 'waiting' and document like '%"status":"awaiting_decision"%'`,
+  tool_approval: sql<{ n: unknown }>`select count(*) as n from tool_calls where status = 'awaiting_approval'`,
+  question: sql<{ n: unknown }>`select count(*) as n from tool_calls where name = 'tandem.ask_operator' and status = 'running' and finished_at is null`,
+}
+
 /** Keeps the first `limit` agent ids seen as labels; the rest are `_other`. */
 export function agentLabels(limit: number): (agentId: string) => string {
   const seen = new Set<string>()
@@ -35,10 +46,7 @@ export function reportInsightMetrics(app: FastifyInstance, agentLabelLimit: numb
     labelNames: ['kind'],
     registers,
     async collect() {
-      const count = async (query: Promise<{ rows: Array<{ n: unknown }> }>) => Number((await query).rows[0]?.n ?? 0)
-      this.set({ kind: 'decision' }, await count(sql<{ n: unknown }>`select count(*) as n from runs where status = 'waiting' and document like '%"status":"awaiting_decision"%'`.execute(db)))
-      this.set({ kind: 'tool_approval' }, await count(sql<{ n: unknown }>`select count(*) as n from tool_calls where status = 'awaiting_approval'`.execute(db)))
-      this.set({ kind: 'question' }, await count(sql<{ n: unknown }>`select count(*) as n from tool_calls where name = 'tandem.ask_operator' and status = 'running' and finished_at is null`.execute(db)))
+      for (const [kind, query] of Object.entries(WAITING_NOW)) this.set({ kind }, Number((await query.execute(db)).rows[0]?.n ?? 0))
     },
   })
   new client.Gauge({
@@ -50,9 +58,9 @@ export function reportInsightMetrics(app: FastifyInstance, agentLabelLimit: numb
     },
   })
   // Counted once the change commits: a transaction run again after a deadlock (src/db/retry.ts) counts once.
-  onInsightEvent(db, (event, trx) => afterCommit(trx, () => {
-    if (event.type === 'decision') decisions.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
-    else if (event.type === 'tool_approval') approvals.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by })
-    else if (event.type === 'wait_ended') waits.observe({ kind: event.kind, outcome: event.outcome }, Math.max(0, Date.parse(event.at) - Date.parse(event.since)) / 1000)
-  }))
+  onInsightEvent(db, (event, trx) => {
+    if (event.type === 'decision') afterCommit(trx, () => decisions.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by }))
+    else if (event.type === 'tool_approval') afterCommit(trx, () => approvals.inc({ agent_id: label(event.agentId), decision: event.decision, by: event.by }))
+    else if (event.type === 'wait_ended') afterCommit(trx, () => waits.observe({ kind: event.kind, outcome: event.outcome }, Math.max(0, Date.parse(event.at) - Date.parse(event.since)) / 1000))
+  })
 }

@@ -62,7 +62,8 @@ export async function recordInsights(t: InsightTransition, run: RunLike & { crea
       await emitInsight(db, { type: 'task_settled', run, phase, traceparent: t.traceparent })
     }
   }
-  if (!FINISHED.includes(before.status) && FINISHED.includes(run.status) && tracesListen(db)) await emitInsight(db, { type: 'run_finished', run, traceparent: t.traceparent })
+  // Told always: the metrics count finished runs (src/runs/metrics.ts), the traces end the run's span.
+  if (!FINISHED.includes(before.status) && FINISHED.includes(run.status)) await emitInsight(db, { type: 'run_finished', run, traceparent: t.traceparent })
 }
 
 /** The decision wait that began at `since` ended in this change: its row (a decision ended it) and its event. */

@@ -24,8 +24,6 @@ export interface MetricsSources {
   poolInUse?(): number
   /** Tasks handed out and not yet answered; read from the database at scrape time. */
   tasksWaiting?(): Promise<number>
-  /** Runs in each final status, database-wide (runs never leave a final status, so the counts only grow). */
-  finishedRuns?(): Promise<Array<{ status: string; count: number }>>
 }
 
 // Request durations from 1 ms to 10 s: the API answers in milliseconds, drafting and long-polls take longer.
@@ -48,15 +46,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
     }),
     runs: new client.Counter({
       name: 'tandem_runs_total',
-      help: 'Runs that reached a final status, by status (read from the database: the same figure on every instance)',
+      help: 'Runs that reached a final status, by status (counted by the instance whose change finished the run)',
       labelNames: ['status'],
       registers,
-      async collect() {
-        if (!sources.finishedRuns) return
-        const counts = await sources.finishedRuns()
-        this.reset()
-        for (const { status, count } of counts) this.inc({ status }, count)
-      },
     }),
     tasks: new client.Counter({
       name: 'tandem_tasks_total',

@@ -1,21 +1,23 @@
-// The run engine's figures for /metrics, read from the database at scrape time: the same on every instance, and
-// right after a restart (a counter kept in memory would start again from zero and miss other instances' runs).
+// The run engine's figures for /metrics. Runs that reached a final status are counted by the instance whose change
+// finished them, once that change commits (a counter per instance, as Prometheus counters are: sum them across
+// instances; a restart starts again from zero, which rate() and increase() take as a reset). The tasks waiting are
+// read from the database at scrape time, through the index of open tasks only (migration 0142), so a scrape costs
+// what is open, not every task ever made.
+import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
-import { FINISHED_RUN_STATUSES } from './schemas.js'
+import { afterCommit } from '../db/retry.js'
+import { onInsightEvent } from '../insights/events.js'
+
+/** What `tandem_tasks_waiting` counts: through `run_tasks_open`, which holds the open tasks only. */
+export const TASKS_WAITING = sql<{ n: unknown }>`select count(*) as n from run_tasks where state = 'open'`
 
 export function reportRunMetrics(app: FastifyInstance): void {
   const { db } = app.database
-  app.metrics.sources.finishedRuns = async () => {
-    const rows = await db
-      .selectFrom('runs')
-      .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
-      .where('status', 'in', [...FINISHED_RUN_STATUSES])
-      .groupBy('status')
-      .execute()
-    return rows.map((row) => ({ status: row.status, count: Number(row.count) }))
-  }
+  onInsightEvent(db, (event, trx) => {
+    if (event.type === 'run_finished') afterCommit(trx, () => app.metrics.runs.inc({ status: event.run.status }))
+  })
   app.metrics.sources.tasksWaiting = async () => {
-    const row = await db.selectFrom('run_tasks').select((eb) => eb.fn.countAll<number>().as('count')).where('state', '=', 'open').executeTakeFirst()
-    return Number(row?.count ?? 0)
+    const { rows } = await TASKS_WAITING.execute(db)
+    return Number(rows[0]?.n ?? 0)
   }
 }

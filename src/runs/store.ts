@@ -403,8 +403,9 @@ export async function claimOldestTask(db: Kysely<Database>, agentId: string, wor
       .selectAll()
       .where('agent_id', '=', agentId)
       .where('workspace_id', '=', workspaceId)
-      .where('state', '=', 'open')
-      .where('delivery', '=', 'claim')
+      // Written into the SQL: the open tasks' partial index (run_tasks_open) is chosen only for these very values.
+      .where('state', '=', sql.lit('open'))
+      .where('delivery', '=', sql.lit('claim'))
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
       .orderBy('id')
       .limit(1)
