@@ -40,6 +40,8 @@ export async function resumeClocks(db: Kysely<Database>, settings: RunsConfig, r
   const rows = await db
     .selectFrom('run_tasks').innerJoin('a2a_remote_tasks', 'a2a_remote_tasks.task_id', 'run_tasks.id')
     .select(['run_tasks.id', 'run_tasks.created_at', 'run_tasks.clock_paused_ms', 'run_tasks.clock_paused_at', 'a2a_remote_tasks.remote_task_id', 'a2a_remote_tasks.remote_context_id', 'a2a_remote_tasks.endpoint_url'])
+    // Through the run's tasks (run_tasks_run): no index leads with the phase run.
+    .where('run_tasks.run_id', '=', run.id)
     .where('run_tasks.phase_run_id', 'in', resumed.map((p) => p.id))
     .where('run_tasks.state', '=', 'open')
     .where('run_tasks.clock_paused_at', 'is not', null)

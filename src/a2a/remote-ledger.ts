@@ -25,12 +25,13 @@ export function remoteTaskLedger(db: Kysely<Database>): RemoteTaskLedger {
   return {
     find,
     async previous(taskId) {
-      const task = await db.selectFrom('run_tasks').select(['phase_run_id', 'attempt']).where('id', '=', taskId).executeTakeFirst()
+      const task = await db.selectFrom('run_tasks').select(['run_id', 'phase_run_id', 'attempt']).where('id', '=', taskId).executeTakeFirst()
       if (!task) return null
       const row = await db
         .selectFrom('run_tasks').innerJoin('a2a_remote_tasks', 'a2a_remote_tasks.task_id', 'run_tasks.id')
         .select(['a2a_remote_tasks.remote_task_id', 'a2a_remote_tasks.remote_context_id'])
-        .where('run_tasks.phase_run_id', '=', task.phase_run_id).where('run_tasks.attempt', '<', task.attempt)
+        // Through the run's tasks (run_tasks_run): no index leads with the phase run.
+        .where('run_tasks.run_id', '=', task.run_id).where('run_tasks.phase_run_id', '=', task.phase_run_id).where('run_tasks.attempt', '<', task.attempt)
         .where('a2a_remote_tasks.remote_task_id', 'is not', null)
         .orderBy('run_tasks.attempt', 'desc').limit(1).executeTakeFirst()
       return row?.remote_task_id ? { remoteTaskId: row.remote_task_id, remoteContextId: row.remote_context_id ?? '' } : null

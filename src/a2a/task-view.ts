@@ -166,6 +166,8 @@ export async function readContext(db: Kysely<Database>, run: Run, principalId: s
   if (phase && phase.status !== 'awaiting_decision') {
     const row = await db
       .selectFrom('tool_calls').select(['id', 'name', 'input'])
+      // Through the run's calls (tool_calls_run): no index leads with the phase run.
+      .where('run_id', '=', run.id)
       .where('phase_run_id', '=', phase.id)
       .where((eb) => (phase.status === 'awaiting_tool_approval' ? eb('status', '=', 'awaiting_approval') : eb.and([eb('name', '=', 'tandem.ask_operator'), eb('status', '=', 'running')])))
       .orderBy('id', 'desc').executeTakeFirst()

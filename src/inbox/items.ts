@@ -126,7 +126,8 @@ export async function toolItemOf(db: Kysely<Database>, run: Run, phase: PhaseRun
 
 /** The items of the calls the phase waits for now, oldest first (a claim takes the first: the phase's current wait). */
 export async function phaseToolItems(db: Kysely<Database>, run: Run, phase: PhaseRun): Promise<InboxItem[]> {
-  const rows = (await waitingCalls(db).where('tool_calls.phase_run_id', '=', phase.id).orderBy('tool_calls.id').execute()).filter((row) => waitsNow(phase, row))
+  // Through the run's calls (tool_calls_run): no index leads with the phase run.
+  const rows = (await waitingCalls(db).where('tool_calls.run_id', '=', run.id).where('tool_calls.phase_run_id', '=', phase.id).orderBy('tool_calls.id').execute()).filter((row) => waitsNow(phase, row))
   if (rows.length === 0) return []
   const context = await contextOf(db, [[run, phase]])
   return rows.map((row) => toolItem(run, phase, row, context))

@@ -25,6 +25,8 @@ export async function spansOfTask(event: Extract<InsightEvent, { type: 'task_set
   const task = await db
     .selectFrom('run_tasks')
     .select(['id', 'traceparent', 'created_at', 'closed_at', 'usage', 'agent_id'])
+    // Through the run's tasks (run_tasks_run): no index leads with the phase run.
+    .where('run_id', '=', event.run.id)
     .where('phase_run_id', '=', phase.id)
     .orderBy('attempt', 'desc')
     .limit(1)

@@ -19,7 +19,7 @@
 // armed by persistRun for each call that waits while its phase is awaiting_tool_approval / awaiting_input (the
 // phase's `toolWaits`), and removed when the call no longer waits (decided, answered) or the phase moves out.
 import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { enqueueJob, removeJob } from '../jobs/index.js'
 import { now } from '../ids.js'
@@ -90,8 +90,9 @@ export async function syncDecisionClocks(t: Transition, run: Run, before: RunSna
 }
 
 /** The calls of the phase's current attempt that wait for an operator in the way `kind` says, oldest first. */
-export async function waitingCallIds(db: Kysely<Database>, phase: PhaseRun, kind: ToolWait['kind']): Promise<string[]> {
-  const query = db.selectFrom('tool_calls').select('id').where('phase_run_id', '=', phase.id).where('attempt', '=', phase.attempts).where((eb) => callWaitsWhere(eb, kind))
+export async function waitingCallIds(db: Kysely<Database>, run: Run, phase: PhaseRun, kind: ToolWait['kind']): Promise<string[]> {
+  // Through the run's calls (tool_calls_run): no index leads with the phase run.
+  const query = db.selectFrom('tool_calls').select('id').where('run_id', '=', run.id).where('phase_run_id', '=', phase.id).where('attempt', '=', phase.attempts).where((eb) => callWaitsWhere(eb, kind))
   return (await query.orderBy('id').execute()).map((r) => r.id)
 }
 
@@ -104,7 +105,7 @@ async function syncToolClocks(t: Transition, run: Run, phase: PhaseRun, after: A
   const kind = TOOL_WAIT_KIND[phase.status] ?? null
   const old = phase.toolWaits ?? []
   if (kind === null && old.length === 0) return
-  const waiting = kind === null ? [] : await waitingCallIds(t.db, phase, kind)
+  const waiting = kind === null ? [] : await waitingCallIds(t.db, run, phase, kind)
   const kept = old.filter((w) => w.kind === kind && waiting.includes(w.callId))
   for (const wait of old) if (!kept.includes(wait)) await removeTimers(t.db, wait.kind, phase.id, wait.callId, wait)
   const fresh = waiting.filter((callId) => !kept.some((w) => w.callId === callId))
@@ -233,6 +234,15 @@ export async function remindEffect(t: Transition, run: Run, phase: PhaseRun, cal
 }
 
 /**
+ * The waiting runs after `afterId`, 200 at a time in id order, through the index of waiting runs only
+ * (`runs_waiting`, migration 0142: the status is written into the SQL, which that partial index needs): a start-up
+ * reads the runs that wait, not every run the database holds.
+ */
+export function waitingRunsAfter(db: Kysely<Database>, afterId: string) {
+  return db.selectFrom('runs').select(['id', 'document']).where('status', '=', sql.lit('waiting')).where('id', '>', afterId).orderBy('id').limit(200)
+}
+
+/**
  * Start-up: every phase awaiting a decision has the jobs of its timers not yet taken effect (re-added under the
  * same keys: nothing changes when a job is there). This takes over a job a killed instance held locked
  * (PostgreSQL keeps such a lock for hours); a job that then runs twice takes effect once (clock_effects).
@@ -241,7 +251,7 @@ export async function resumeDecisionClocks(db: Kysely<Database>): Promise<number
   let resumed = 0
   let afterId = ''
   for (;;) {
-    const rows = await db.selectFrom('runs').select(['id', 'document']).where('status', '=', 'waiting').where('id', '>', afterId).orderBy('id').limit(200).execute()
+    const rows = await waitingRunsAfter(db, afterId).execute()
     for (const row of rows) {
       const run = JSON.parse(row.document) as Run
       const jobs: ClockJob[] = []

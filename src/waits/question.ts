@@ -29,7 +29,8 @@ export async function answerQuestion(
     if (!phase) throw notFound('Phase')
     const row = await trx
       .selectFrom('tool_calls').selectAll()
-      .where('phase_run_id', '=', phase.id).where('name', '=', ASK_OPERATOR).where('status', '=', 'running')
+      // Through the run's calls (tool_calls_run): no index leads with the phase run.
+      .where('run_id', '=', run.id).where('phase_run_id', '=', phase.id).where('name', '=', ASK_OPERATOR).where('status', '=', 'running')
       .orderBy('id', 'desc').executeTakeFirst()
     checkPool(caller, phase, row?.id ?? '')
     if (phase.status !== 'awaiting_input' || !row) {

@@ -10,6 +10,7 @@ import { build, dialects, send } from '../helpers.js'
 import { createAgent, createCycle, createStream, runIn, startRun } from '../runs/setup.js'
 import { startRemoteAgent, type RemoteAgent } from './remote-agent.js'
 import { waitFor } from '../wait.js'
+import { watchFullScans, type FullScans } from '../db/full-scans.js'
 
 for (const dialect of dialects()) {
   describe(`A2A client against an SDK-built remote agent (${dialect})`, () => {
@@ -17,12 +18,14 @@ for (const dialect of dialects()) {
     let remote: RemoteAgent
     let streamId: string
     let credentialId: string
+    let scans: FullScans | null = null
 
     before(async () => {
       app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_POLL_INTERVAL_MS: '50', TANDEM_DISPATCH_TIMEOUT_MS: '5000', TANDEM_DISPATCH_ATTEMPTS: '2' }, { ownDatabase: true })
       remote = await startRemoteAgent()
       streamId = await createStream(app)
       credentialId = (await send(app, 'POST', '/api/credentials', { name: 'remote key', secret: 'remote-secret-123' })).json().id
+      scans = watchFullScans(app)
     })
     after(async () => {
       await app.close()
@@ -137,6 +140,13 @@ for (const dialect of dialects()) {
       const logs = JSON.stringify([failed, misconfigured])
       assert.ok(!logs.includes('remote-secret-123'))
     })
+
+    // Last: after every flow above, what they read.
+    if (dialect === 'sqlite') {
+      it('no statement of these flows reads a whole table that grows with use', () => {
+        assert.deepEqual(scans?.found(), [])
+      })
+    }
   })
 }
 

@@ -9,6 +9,7 @@ import { waitFor } from '../runs/agent-server.js'
 import { createAgent, createCycle, createStream, getRun } from '../runs/setup.js'
 import { expose, keyFor, listen, rpc } from './setup.js'
 import { bearer, createKey } from '../auth.js'
+import { watchFullScans, type FullScans } from '../db/full-scans.js'
 
 const local = (url: string) => new URL(url).pathname
 
@@ -20,6 +21,7 @@ for (const dialect of dialects()) {
     let agentId: string
     let agentKey: string
     let ottoKey: string
+    let scans: FullScans | null = null
 
     before(async () => {
       app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_A2A_WAIT_S: '0' }, { ownDatabase: true })
@@ -29,6 +31,7 @@ for (const dialect of dialects()) {
       ottoKey = await keyFor(app, 'otto')
       streamId = await createStream(app)
       base = await listen(app)
+      scans = watchFullScans(app)
     })
     after(() => app.close())
 
@@ -74,5 +77,12 @@ for (const dialect of dialects()) {
       const messages = (await send(app, 'GET', `/api/chat/streams/${streamId}/messages?limit=100`)).json().data
       assert.ok(messages.some((m: any) => m.text === 'yes please'), 'posted as a comment')
     })
+
+    // Last: after every flow above, what they read.
+    if (dialect === 'sqlite') {
+      it('no statement of these flows reads a whole table that grows with use', () => {
+        assert.deepEqual(scans?.found(), [])
+      })
+    }
   })
 }

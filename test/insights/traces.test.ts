@@ -18,6 +18,7 @@ import { buildHistory, type History } from './history.js'
 import { loadConfig } from '../../src/config.js'
 import { derivedSpanId } from '../../src/tracing/ids.js'
 import { attr, startOtlpReceiver, type OtlpReceiver } from './otlp.js'
+import { watchFullScans, type FullScans } from '../db/full-scans.js'
 
 
 it('tracing is off without an OTLP endpoint, and with OTEL_SDK_DISABLED', () => {
@@ -35,12 +36,14 @@ for (const dialect of dialects()) {
     let otlp: OtlpReceiver
     let h: History
     const spans = () => otlp.spans()
+    let scans: FullScans | null = null
     before(async () => {
       otlp = await startOtlpReceiver()
       app = await build(dialect, {
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10',
         OTEL_SERVICE_NAME: 'tandem-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
       })
+      scans = watchFullScans(app)
       h = await buildHistory(app)
     })
     after(async () => {
@@ -110,6 +113,13 @@ for (const dialect of dialects()) {
       const agent = await waitFor(() => spans().find((s) => s.traceId === traceId && s.name.startsWith('invoke_agent')), 10000, 'its task')
       assert.equal(agent.parentSpanId, workflow.spanId)
     })
+
+    // Last: after every flow above, what they read.
+    if (dialect === 'sqlite') {
+      it('no statement of these flows reads a whole table that grows with use', () => {
+        assert.deepEqual(scans?.found(), [])
+      })
+    }
   })
 }
 

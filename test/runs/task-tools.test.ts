@@ -12,6 +12,7 @@ import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js'
 import { createAgent, createCycle, createStream, getRun, runIn, startRun } from './setup.js'
 import { waitFor } from './agent-server.js'
 import { bearer, createKey } from '../auth.js'
+import { watchFullScans, type FullScans } from '../db/full-scans.js'
 
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, '')
 
@@ -23,9 +24,11 @@ for (const dialect of dialects()) {
     let agentId: string
     let agentKey: string
     let maria: { authorization: string }
+    let scans: FullScans | null
 
     before(async () => {
       app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8' }, { ownDatabase: true })
+      scans = watchFullScans(app)
       files = await startFakeMcpServer()
       assert.equal((await send(app, 'POST', '/api/mcp-servers', { name: 'files', url: files.url, approval: { 'delete_*': 'always' } })).statusCode, 201)
       const workspaceId = (await send(app, 'GET', '/api/me')).json().workspaceId
@@ -153,5 +156,12 @@ for (const dialect of dialects()) {
       assert.equal((await send(app, 'POST', `${url}/files.echo`, { input: { text: 'a' } }, asAgent(other))).statusCode, 401)
       assert.equal((await send(app, 'POST', `${url}/files.echo`, { input: { text: 'a' } })).statusCode, 401)
     })
+
+    // Last: after every flow above (approvals, a question, the inbox's reads, the clocks), what they read.
+    if (dialect === 'sqlite') {
+      it('no statement of these flows reads a whole table that grows with use', () => {
+        assert.deepEqual(scans?.found(), [])
+      })
+    }
   })
 }

@@ -19,6 +19,7 @@ import { pendingCount } from '../clock.js'
 import { callKey } from '../../src/runs/tool-calls/store.js'
 import { createKey } from '../auth.js'
 import { openInboxFeed } from '../inbox/feed-client.js'
+import { watchFullScans, type FullScans } from '../db/full-scans.js'
 
 type Vendor = 'claude' | 'mistral'
 
@@ -30,6 +31,7 @@ for (const dialect of dialects()) {
     let slow: FakeMcpServer
     const models = {} as Record<Vendor, ToolModelFake>
     const as: Record<'maria' | 'otto' | 'olga', { authorization: string }> = {} as never
+    let scans: FullScans | null = null
 
     before(async () => {
       app = await build(dialect, { TANDEM_WORKERS: '4', TANDEM_EGRESS_ALLOW: '127.0.0.0/8', TANDEM_TOOL_STEPS: '4', TANDEM_TOOL_TIMEOUT_MS: '1500', TANDEM_DISPATCH_ATTEMPTS: '1' }, { ownDatabase: true })
@@ -48,6 +50,7 @@ for (const dialect of dialects()) {
         assert.equal(res.statusCode, 201, res.body)
       }
       streamId = await createStream(app)
+      scans = watchFullScans(app)
     })
     after(async () => {
       await app.close()
@@ -274,5 +277,12 @@ for (const dialect of dialects()) {
       assert.equal(files.calls.filter((c) => (c.arguments as any).path === '/tmp/c').length, 0)
       await waitFor(async () => ((await getRun(app, run.id)).status === 'canceled' ? true : undefined), 2000)
     })
+
+    // Last: after every flow above, what they read.
+    if (dialect === 'sqlite') {
+      it('no statement of these flows reads a whole table that grows with use', () => {
+        assert.deepEqual(scans?.found(), [])
+      })
+    }
   })
 }

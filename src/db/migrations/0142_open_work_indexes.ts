@@ -5,7 +5,8 @@
 // long. Each index below holds only the rows in that state (partial), so a row enters it when its wait begins and
 // leaves when it ends, and work that never waits never touches it. `run_tasks_open` also serves the agents' claim
 // of their oldest open task, and replaces `run_tasks_claim`, which held every task ever made and moved its entry
-// at every task's close. Frozen once landed.
+// at every task's close; `runs_waiting` also serves a start-up's re-arming of the decision clocks, which read the
+// runs in id order to find the waiting ones. Frozen once landed.
 import { sql, type Kysely } from 'kysely'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
