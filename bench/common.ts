@@ -4,7 +4,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
+import pg from 'pg'
 import { freePort } from './free-port.js'
 
 export const CONNECTIONS = 32
@@ -154,3 +156,40 @@ export async function measure(url: string, scenario: Scenario, path: string | st
 }
 
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+
+/** A database of its own for a bench's service: its environment, where to seed it, and how to remove it. */
+export interface BenchDatabase {
+  env: Record<string, string>
+  /** The SQLite file, or the PostgreSQL database's URL. */
+  location: string
+  drop(): Promise<void>
+}
+
+/**
+ * A SQLite file in `work`, or a PostgreSQL database named `name`, created now (through `adminUrl`, an
+ * administrator's URL) and dropped by `drop`; PostgreSQL's service gets a secret key of its own.
+ */
+export async function benchDatabase(kind: 'sqlite' | 'postgres', name: string, work: string, adminUrl: string): Promise<BenchDatabase> {
+  if (kind === 'sqlite') {
+    const file = join(work, `${name}.db`)
+    return { env: { DATABASE_URL: `sqlite:${file}` }, location: file, drop: async () => {} }
+  }
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`drop database if exists ${name}`)
+  await admin(`create database ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    env: { DATABASE_URL: url.toString(), TANDEM_SECRET_KEY: randomBytes(32).toString('base64') },
+    location: url.toString(),
+    drop: () => admin(`drop database if exists ${name} with (force)`),
+  }
+}

@@ -6,11 +6,9 @@
 // scrape), and the waiting figures it reports are checked against the seeded counts.
 // Settings: BENCH_SCALE_SIZES (default 10000,100000,1000000), BENCH_SCRAPES (default 10), BENCH_POSTGRES_URL (an
 // administrator's URL, default postgres://postgres@127.0.0.1:5432/postgres), BENCH_SKIP_POSTGRES=1, BENCH_SKIP_SQLITE=1.
-import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { median, scratch, seed, start, type Server } from './common.js'
+import { benchDatabase, median, scratch, seed, start, type Server } from './common.js'
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number)
 const SCRAPES = Number(process.env.BENCH_SCRAPES ?? 10)
@@ -76,32 +74,9 @@ async function stop(server: Server): Promise<void> {
 const figure = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN)
 
 async function measureSize(database: 'sqlite' | 'postgres', size: number): Promise<string> {
-  let env: Record<string, string>
-  let seedBulk: (streamId: string) => Promise<void>
-  let drop = async () => {}
-  if (database === 'sqlite') {
-    const file = join(work, `metrics-${size}.db`)
-    env = { DATABASE_URL: `sqlite:${file}` }
-    seedBulk = async (streamId) => seedSqlite(file, streamId, size)
-  } else {
-    const name = `tandem_metrics_${process.pid}_${size}`
-    const admin = new pg.Client({ connectionString: POSTGRES_URL })
-    await admin.connect()
-    await admin.query(`drop database if exists ${name}`)
-    await admin.query(`create database ${name}`)
-    await admin.end()
-    const url = new URL(POSTGRES_URL)
-    url.pathname = `/${name}`
-    env = { DATABASE_URL: url.toString(), TANDEM_SECRET_KEY: randomBytes(32).toString('base64') }
-    seedBulk = (streamId) => seedPostgres(url.toString(), streamId, size)
-    drop = async () => {
-      const admin = new pg.Client({ connectionString: POSTGRES_URL })
-      await admin.connect()
-      await admin.query(`drop database if exists ${name} with (force)`)
-      await admin.end()
-    }
-  }
-  env = { ...env, NODE_ENV: 'production', TANDEM_AUTH: 'local', LOG_LEVEL: 'warn', TANDEM_WORKERS: '0' }
+  const { env: databaseEnv, location, drop } = await benchDatabase(database, database === 'sqlite' ? `metrics-${size}` : `tandem_metrics_${process.pid}_${size}`, work, POSTGRES_URL)
+  const seedBulk = database === 'sqlite' ? async (streamId: string) => seedSqlite(location, streamId, size) : (streamId: string) => seedPostgres(location, streamId, size)
+  const env = { ...databaseEnv, NODE_ENV: 'production', TANDEM_AUTH: 'local', LOG_LEVEL: 'warn', TANDEM_WORKERS: '0' }
   try {
     const first = await start('service', null, ['dist/main.js'], env, children)
     const { streamId } = await seed(first.url)

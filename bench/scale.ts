@@ -12,11 +12,9 @@
 // BENCH_POSTGRES_URL (an administrator's URL, default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (default 3), BENCH_SKIP_POSTGRES=1, BENCH_SKIP_SQLITE=1.
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { call, CORE_SCENARIOS, DRAFT_SCENARIO, measure, pinToCoreOne, scratch, seed, start, type Sample, type Scenario, type Seed, type Server } from './common.js'
+import { benchDatabase, call, CORE_SCENARIOS, DRAFT_SCENARIO, measure, pinToCoreOne, scratch, seed, start, type Sample, type Scenario, type Seed, type Server } from './common.js'
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -123,32 +121,9 @@ interface Prepared {
 
 /** A database of `size` stored agents and messages, seeded, with the service stopped. */
 async function prepare(database: 'sqlite' | 'postgres', size: number): Promise<Prepared> {
-  let env: Record<string, string>
-  let seedBulk: (streamId: string) => Promise<void>
-  let drop = async () => {}
-  if (database === 'sqlite') {
-    const file = join(work, `scale-${size}.db`)
-    env = { DATABASE_URL: `sqlite:${file}` }
-    seedBulk = async (streamId) => seedSqlite(file, streamId, size)
-  } else {
-    const name = `tandem_scale_${process.pid}_${size}`
-    const admin = new pg.Client({ connectionString: POSTGRES_URL })
-    await admin.connect()
-    await admin.query(`drop database if exists ${name}`)
-    await admin.query(`create database ${name}`)
-    await admin.end()
-    const url = new URL(POSTGRES_URL)
-    url.pathname = `/${name}`
-    env = { DATABASE_URL: url.toString(), TANDEM_SECRET_KEY: randomBytes(32).toString('base64') }
-    seedBulk = (streamId) => seedPostgres(url.toString(), streamId, size)
-    drop = async () => {
-      const admin = new pg.Client({ connectionString: POSTGRES_URL })
-      await admin.connect()
-      await admin.query(`drop database if exists ${name} with (force)`)
-      await admin.end()
-    }
-  }
-  env = { ...env, NODE_ENV: 'production', TANDEM_AUTH: 'local', LOG_LEVEL: 'info' }
+  const { env: databaseEnv, location, drop } = await benchDatabase(database, database === 'sqlite' ? `scale-${size}` : `tandem_scale_${process.pid}_${size}`, work, POSTGRES_URL)
+  const seedBulk = database === 'sqlite' ? async (streamId: string) => seedSqlite(location, streamId, size) : (streamId: string) => seedPostgres(location, streamId, size)
+  const env = { ...databaseEnv, NODE_ENV: 'production', TANDEM_AUTH: 'local', LOG_LEVEL: 'info' }
   const first = await start('service', 0, ['dist/main.js'], env, children)
   const seeded: Seed = await seed(first.url)
   for (const agent of examples.agents) await call(first.url, 'POST', '/api/agents', agent)
