@@ -56,6 +56,14 @@ export async function start(name: string, core: number | null, args: string[], e
   throw new Error(`${name} did not start`)
 }
 
+/** Stops a server started by `start` (SIGTERM) and waits for it to exit. */
+export async function stop(server: Server): Promise<void> {
+  if (server.child.exitCode !== null) return
+  const exited = new Promise((resolve) => server.child.once('exit', resolve))
+  server.child.kill('SIGTERM')
+  await exited
+}
+
 export async function call(url: string, method: string, path: string, body?: unknown) {
   const res = await fetch(url + path, { method, headers: json, body: body === undefined ? undefined : JSON.stringify(body) })
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)

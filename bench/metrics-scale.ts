@@ -8,7 +8,7 @@
 // administrator's URL, default postgres://postgres@127.0.0.1:5432/postgres), BENCH_SKIP_POSTGRES=1, BENCH_SKIP_SQLITE=1.
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { benchDatabase, median, scratch, seed, start, type Server } from './common.js'
+import { benchDatabase, median, scratch, seed, start, stop } from './common.js'
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number)
 const SCRAPES = Number(process.env.BENCH_SCRAPES ?? 10)
@@ -62,13 +62,6 @@ async function seedPostgres(url: string, streamId: string, n: number): Promise<v
   await client.query('commit')
   await client.query('vacuum analyze runs, run_tasks, tool_calls')
   await client.end()
-}
-
-async function stop(server: Server): Promise<void> {
-  if (server.child.exitCode !== null) return
-  const exited = new Promise((resolve) => server.child.once('exit', resolve))
-  server.child.kill('SIGTERM')
-  await exited
 }
 
 const figure = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN)

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { benchDatabase, call, CORE_SCENARIOS, DRAFT_SCENARIO, measure, pinToCoreOne, scratch, seed, start, type Sample, type Scenario, type Seed, type Server } from './common.js'
+import { benchDatabase, call, CORE_SCENARIOS, DRAFT_SCENARIO, measure, pinToCoreOne, scratch, seed, start, type Sample, type Scenario, type Seed, stop } from './common.js'
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -26,13 +26,6 @@ const { work, children } = scratch('tandem-scale')
 const examples = JSON.parse(readFileSync(new URL('../test/cycles/fixtures/examples.json', import.meta.url), 'utf8')) as { agents: unknown[] }
 // Drafting first, as in `npm run bench`: it drafts over the workspace's agents, which create agent then multiplies.
 const SCENARIOS: Scenario[] = [DRAFT_SCENARIO, ...CORE_SCENARIOS.filter((s) => !s.name.startsWith('list'))]
-
-async function stop(server: Server): Promise<void> {
-  if (server.child.exitCode !== null) return
-  const exited = new Promise((resolve) => server.child.once('exit', resolve))
-  server.child.kill('SIGTERM')
-  await exited
-}
 
 // Ids of the bulk rows: valid UUIDs (version 7 layout), apart from the service's by their first group.
 const SQLITE_ID = (kind: number, column: string) => `printf('%08x-0000-7000-8000-%012x', ${kind}, ${column})`

@@ -2,6 +2,8 @@
 // app prepares from now on is explained once (EXPLAIN QUERY PLAN; SQLite plans the same whatever a table holds,
 // having no statistics), and each one that reads the whole of such a table is kept — a plain scan, or a scan of an
 // index that holds every row. A scan of a partial index (the open rows only) is what such an index is for.
+import { it } from 'node:test'
+import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import type Database from 'better-sqlite3'
 import { sqliteDriverOf } from '../../src/db/sqlite-driver.js'
@@ -38,4 +40,11 @@ export function watchFullScans(app: FastifyInstance): FullScans | null {
     return statement
   }) as Database.Database['prepare']
   return { found: () => found }
+}
+
+/** A file's last test, after every flow it watched: none of their statements read a whole growing table. */
+export function itReadsNoWholeGrowingTable(scans: () => FullScans | null): void {
+  it('no statement of these flows reads a whole table that grows with use', () => {
+    assert.deepEqual(scans()?.found(), [])
+  })
 }
